@@ -1,0 +1,1 @@
+"""The ``condor-rlrep`` command line: thin click shells over the library."""

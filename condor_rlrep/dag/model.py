@@ -1,0 +1,151 @@
+"""The in-memory workflow model every format is read into.
+
+A :class:`Workflow` keeps everything a later writer needs (scripts, VARS,
+retries, categories, DAG-wide commands ...) so that a DAG survives
+``parse → write → parse`` unchanged, and carries what the other formats know
+(runtimes, file sizes) so that φ′ can be computed from any of them.
+
+Node names are final names: spliced nodes are stored under ``splice+node``.
+Edges are ``(parent, child)`` pairs between node names (splices are already
+resolved to their initial/terminal nodes).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+__all__ = [
+    "NodeKind",
+    "Script",
+    "VarAssignment",
+    "FileUse",
+    "Node",
+    "Workflow",
+    "ESTIMATE_MACRO",
+    "BOTTLEMOD_MACRO",
+]
+
+# VARS macro names the plugin reads its per-node inputs from.
+ESTIMATE_MACRO = "rlrep_estimate"
+BOTTLEMOD_MACRO = "rlrep_bottlemod"
+
+NodeKind = Literal["JOB", "FINAL", "SERVICE", "PROVISIONER", "SUBDAG"]
+
+
+@dataclass(eq=True)
+class Script:
+    """One ``SCRIPT`` line of a node (PRE, POST or HOLD)."""
+
+    kind: Literal["PRE", "POST", "HOLD"]
+    executable: str
+    arguments: list[str] = field(default_factory=list)
+    defer_status: int | None = None
+    defer_seconds: int | None = None
+    debug_file: str | None = None
+    debug_type: Literal["STDOUT", "STDERR", "ALL"] | None = None
+
+    @property
+    def argv(self) -> list[str]:
+        return [self.executable, *self.arguments]
+
+
+@dataclass(eq=True)
+class VarAssignment:
+    """One ``key="value"`` of a VARS line, with its placement."""
+
+    key: str
+    value: str
+    placement: Literal["PREPEND", "APPEND"] | None = None  # None: DAGMan's default
+
+
+@dataclass(eq=True)
+class FileUse:
+    """A file a task reads or writes (DAX/WfFormat), with its size in bytes."""
+
+    name: str
+    link: Literal["input", "output"]
+    size: float | None = None
+
+
+@dataclass(eq=True)
+class Node:
+    """A workflow node: a DAGMan JOB/FINAL/SERVICE/PROVISIONER/SUBDAG, or a task
+    from another format (kind ``JOB``)."""
+
+    name: str
+    kind: NodeKind = "JOB"
+    submit: str | None = None
+    """Submit file (JOB...), DAG file (SUBDAG), or the name of a SUBMIT-DESCRIPTION."""
+    inline_submit: str | None = None
+    """Body of an inline ``{...}`` / ``@=TAG`` description, lines joined by newlines."""
+    directory: str | None = None
+    noop: bool = False
+    done: bool = False
+    scripts: dict[str, Script] = field(default_factory=dict)  # "PRE"/"POST"/"HOLD" -> Script
+    pre_skip: int | None = None
+    retry: int | None = None
+    retry_unless_exit: int | None = None
+    abort_dag_on: tuple[int, int | None] | None = None  # (value, RETURN code or None)
+    vars: list[VarAssignment] = field(default_factory=list)
+    priority: int | None = None
+    category: str | None = None
+    tolerance: str | None = None
+    """The TOLERANCE arguments as written, e.g. ``"99% WAIT"``."""
+    save_point_file: str | None = None
+    save_point: bool = False
+    # Knowledge from other formats (DAX/WfFormat): not part of the DAG language.
+    runtime: float | None = None
+    """Known/measured runtime in seconds (DAX ``runtime``, WfFormat ``execution``)."""
+    executable: str | None = None
+    arguments: list[str] = field(default_factory=list)
+    files: list[FileUse] = field(default_factory=list)
+    source_path: str | None = field(default=None, compare=False)
+    source_line: int | None = field(default=None, compare=False)
+
+    def var(self, key: str) -> str | None:
+        """The last value given to VARS ``key`` (DAGMan: last one wins)."""
+        for assignment in reversed(self.vars):
+            if assignment.key == key:
+                return assignment.value
+        return None
+
+    @property
+    def is_replicable(self) -> bool:
+        """Whether the plugin may run replicas of this node's job."""
+        return self.kind == "JOB" and not self.noop and not self.done
+
+
+@dataclass(eq=True)
+class Workflow:
+    """A whole workflow: nodes in file order, edges, and DAG-wide commands."""
+
+    nodes: dict[str, Node] = field(default_factory=dict)
+    edges: set[tuple[str, str]] = field(default_factory=set)
+    weak_edges: set[tuple[str, str]] = field(default_factory=set)
+    """Subset of ``edges`` declared ``WEAK`` (child needs parent finished only)."""
+    submit_descriptions: dict[str, str] = field(default_factory=dict)
+    maxjobs: dict[str, int] = field(default_factory=dict)
+    config: str | None = None
+    set_job_attrs: list[tuple[str, str]] = field(default_factory=list)
+    env: list[tuple[str, str]] = field(default_factory=list)
+    """ENV lines as (``GET``/``SET``, the rest of the line)."""
+    dot: str | None = None
+    """The DOT line's arguments as written."""
+    node_status_file: str | None = None
+    jobstate_log: str | None = None
+    reject: bool = False
+    source_path: str | None = field(default=None, compare=False)
+
+    @property
+    def final_node(self) -> str | None:
+        for node in self.nodes.values():
+            if node.kind == "FINAL":
+                return node.name
+        return None
+
+    def parents(self, name: str) -> list[str]:
+        return sorted(p for p, c in self.edges if c == name)
+
+    def children(self, name: str) -> list[str]:
+        return sorted(c for p, c in self.edges if p == name)
