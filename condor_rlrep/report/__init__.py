@@ -1,0 +1,1 @@
+"""Reports of sweeps: tables, figures and the paper's numbers beside ours."""

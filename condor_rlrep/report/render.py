@@ -1,0 +1,217 @@
+"""Render a sweep folder as ``report.md`` and ``report.html`` with figures.
+
+The report depends only on the run results and the experiment definition —
+no wall times, host names or paths — so the same runs give the same report
+whichever backend produced them.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from condor_rlrep.report.data import ResultTable
+from condor_rlrep.report.figures import FIGURES
+from condor_rlrep.report.findings import findings
+from condor_rlrep.report.paper import BASELINE_P_STATS, PAPER_WORKFLOWS, TABLE1_ENERGY_MWH, TABLE1_SUCCESSFUL
+from condor_rlrep.sweep.store import SweepDir
+
+__all__ = ["render_report", "Report"]
+
+_FIGURE_TITLES = {
+    "fig2a": "Figure 2a — CDF of p(W) (single replica)",
+    "fig2b": "Figure 2b — task completion probability by submit hour and length",
+    "fig3a": "Figure 3a — fixed replicas: success gain over single",
+    "fig3b": "Figure 3b — fixed replicas: workflow energy",
+    "fig3c": "Figure 3c — energy change from using RL instead of fixed replicas",
+    "fig4": "Figure 4 — energy increase over single, fixed vs RL",
+    "fig5": "Figure 5 — RL replicas: success gain over single",
+    "fig6a": "Figure 6a — Montage: workflows within P, RL vs fixed",
+    "fig6b": "Figure 6b — Montage: energy, RL vs fixed",
+}
+
+
+class Report:
+    """Blocks of a report: ("h", level, text), ("p", text), ("table", header, rows), ("img", path, alt)."""
+
+    def __init__(self) -> None:
+        self.blocks: list[tuple[Any, ...]] = []
+
+    def h(self, level: int, text: str) -> None:
+        self.blocks.append(("h", level, text))
+
+    def p(self, text: str) -> None:
+        self.blocks.append(("p", text))
+
+    def table(self, header: list[str], rows: list[list[str]]) -> None:
+        self.blocks.append(("table", header, rows))
+
+    def img(self, path: str, alt: str) -> None:
+        self.blocks.append(("img", path, alt))
+
+    def markdown(self) -> str:
+        lines: list[str] = []
+        for block in self.blocks:
+            if block[0] == "h":
+                lines += ["#" * block[1] + " " + block[2], ""]
+            elif block[0] == "p":
+                lines += [block[1], ""]
+            elif block[0] == "table":
+                header, rows = block[1], block[2]
+                lines.append("| " + " | ".join(header) + " |")
+                lines.append("|" + "|".join("---" for _ in header) + "|")
+                lines += ["| " + " | ".join(row) + " |" for row in rows]
+                lines.append("")
+            else:
+                lines += [f"![{block[2]}]({block[1]})", ""]
+        return "\n".join(lines)
+
+    def html(self, title: str) -> str:
+        parts = [
+            "<!DOCTYPE html>",
+            f"<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+            "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
+            "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}</style>",
+            "</head><body>",
+        ]
+        for block in self.blocks:
+            if block[0] == "h":
+                parts.append(f"<h{block[1]}>{html.escape(block[2])}</h{block[1]}>")
+            elif block[0] == "p":
+                parts.append(f"<p>{html.escape(block[1])}</p>")
+            elif block[0] == "table":
+                parts.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in block[1]) + "</tr>")
+                for row in block[2]:
+                    parts.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
+                parts.append("</table>")
+            else:
+                parts.append(f"<p><img src='{html.escape(block[1])}' alt='{html.escape(block[2])}'></p>")
+        parts.append("</body></html>")
+        return "\n".join(parts) + "\n"
+
+
+def _write_text(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(text)
+    os.replace(tmp, path)
+
+
+def _num(value: float | None, fmt: str = "{:,.0f}") -> str:
+    return "–" if value is None else fmt.format(value)
+
+
+def render_report(sweep_dir: str | Path) -> Path:
+    """Write ``report.md``, ``report.html`` and ``figures/*.png``; return the Markdown path."""
+    out = SweepDir(sweep_dir)
+    experiment = out.load_experiment_json()
+    documents = out.load_results()
+    table = ResultTable(documents)
+    figures_dir = out.root / "figures"
+    figures_dir.mkdir(parents=True, exist_ok=True)
+
+    report = Report()
+    report.h(1, f"condor-rlrep sweep report: {experiment['name']}" + (" (quick)" if experiment.get("quick") else ""))
+    report.p(experiment.get("description", ""))
+    trace = experiment["trace"]
+    trace_text = f"preset {trace['preset']}, {trace.get('days')} days, trace seed {trace.get('seed')}" if "preset" in trace else "a trace folder"
+    report.p(
+        f"Runs: {len(documents)} finished of {_grid_size(experiment)}. Trace: {trace_text}. "
+        f"Shared parameters: {_params_text(experiment['base'])}. "
+        f"Reproduce with: condor-rlrep sweep {experiment['name']}{' --quick' if experiment.get('quick') else ''} --out DIR "
+        "(finished runs are kept; the seeds are in the experiment file)."
+    )
+    for workflows in table.workflow_sets():
+        report.h(2, f"Workflows: {workflows}")
+        _table1(report, table, workflows, experiment)
+        _strategies(report, table, workflows)
+        for key in experiment.get("figures", []):
+            draw = FIGURES.get(key)
+            if draw is None:
+                continue
+            name = f"{workflows}-{key}.png"
+            if draw(table, workflows, figures_dir / name):
+                report.h(3, _FIGURE_TITLES[key])
+                report.img(f"figures/{name}", _FIGURE_TITLES[key])
+    report.h(2, "The paper's findings against ours")
+    for finding in findings(table):
+        report.p(f"**{finding.verdict.upper()}** — {finding.claim} Ours: {finding.evidence}")
+    md_path = out.root / "report.md"
+    _write_text(md_path, report.markdown())
+    _write_text(out.root / "report.html", report.html(f"condor-rlrep: {experiment['name']}"))
+    return md_path
+
+
+def _grid_size(experiment: dict[str, Any]) -> int:
+    size = 1
+    for values in experiment["grid"].values():
+        size *= len(values)
+    return size
+
+
+def _params_text(base: dict[str, Any]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in sorted(base.items()))
+
+
+def _table1(report: Report, table: ResultTable, workflows: str, experiment: dict[str, Any]) -> None:
+    rows = []
+    scale = None
+    for phi in table.phis(workflows):
+        base = table.baseline(workflows, phi)
+        if base is None:
+            continue
+        total = base.result.get("workflows", 0)
+        paper_ok = TABLE1_SUCCESSFUL.get(phi) if workflows == "figure1" else None
+        if scale is None and total:
+            scale = PAPER_WORKFLOWS / total
+        rows.append([
+            f"{phi:g}",
+            _num(total),
+            _num(base.within()),
+            _num(100.0 * base.within() / total if total else None, "{:.1f} %"),
+            _num(paper_ok),
+            _num(100.0 * paper_ok / PAPER_WORKFLOWS if paper_ok else None, "{:.1f} %"),
+            _num(base.energy_mwh, "{:.2f}"),
+            _num(base.energy_mwh * scale if scale else None, "{:.2f}"),
+            _num(TABLE1_ENERGY_MWH.get(phi) if workflows == "figure1" else None, "{:.2f}"),
+        ])
+    if not rows:
+        return
+    report.h(3, "Table 1 — baseline (single replica)")
+    report.table(
+        ["P = φ", "workflows", "within P (ours)", "share (ours)", "within P (paper)", "share (paper)",
+         "energy MWh (ours)", "energy MWh scaled to 40,054 wf", "energy MWh (paper)"],
+        rows,
+    )
+    base = next((table.baseline(workflows, phi) for phi in table.phis(workflows) if table.baseline(workflows, phi)), None)
+    stats = base.result.get("p_stats") if base else None
+    if stats:
+        report.p(
+            f"p(W) of the baseline: mean {stats['mean']:.3f} (paper {BASELINE_P_STATS['mean']}), "
+            f"s.d. {stats['sd']:.3f} (paper {BASELINE_P_STATS['sd']}), share with p ≥ 1 {stats['share_p_ge_1']:.1%} "
+            f"(paper ≈ {BASELINE_P_STATS['share_p_ge_1']:.0%}), maximum {stats['max']:.2f} (paper {BASELINE_P_STATS['max']})."
+        )
+
+
+def _strategies(report: Report, table: ResultTable, workflows: str) -> None:
+    kinds = [k for k in ("rl", "rl-ucb1", "rl-thompson", "oracle") if table.policies(workflows, k)]
+    if len(kinds) < 2:
+        return
+    rows = []
+    for phi in table.phis(workflows):
+        for kind in kinds:
+            for policy in table.policies(workflows, kind):
+                run = table.get(workflows, policy, phi)
+                fixed = table.get(workflows, "fixed:" + policy.split(":")[1], phi)
+                if run is None:
+                    continue
+                rows.append([
+                    f"{phi:g}", policy, _num(run.within()), _num(table.gain_percent(workflows, policy, phi), "{:+.1f} %"),
+                    _num(run.energy_mwh, "{:.2f}"), _num(fixed.energy_mwh if fixed else None, "{:.2f}"),
+                    _num(run.result.get("mean_replicas"), "{:.2f}"),
+                ])
+    report.h(3, "Beyond the paper — ε-greedy, UCB1, Thompson sampling and the oracle bound")
+    report.table(["P = φ", "policy", "within P", "gain over single", "energy MWh", "fixed energy MWh", "mean replicas"], rows)

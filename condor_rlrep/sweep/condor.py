@@ -1,0 +1,104 @@
+"""The ``condor`` sweep backend: a DAG that fans the runs out over a pool.
+
+The DAG (written with HTCondor's own ``htcondor2.dags``) has one ``prepare``
+node that builds the shared trace, one node per unfinished run, and a
+``merge`` node that renders the report. Every node calls our own CLI on the
+sweep folder, so the pool writes exactly the result files the local backend
+writes and ``condor-rlrep report`` reads them the same way. The folder must
+be on a file system the execute points share with the access point (the
+usual set-up for a campus pool); jobs run in the ``vanilla`` universe.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import sys
+from pathlib import Path
+
+from condor_rlrep.sweep.experiment import Experiment
+from condor_rlrep.sweep.store import SweepDir
+
+__all__ = ["write_condor_sweep", "cli_executable"]
+
+DAG_FILE_NAME = "sweep.dag"
+
+
+def cli_executable() -> str:
+    """Absolute path of the ``condor-rlrep`` script of this installation."""
+    beside_python = Path(sys.executable).with_name("condor-rlrep")
+    if beside_python.exists():
+        return str(beside_python)
+    found = shutil.which("condor-rlrep")
+    return str(Path(found).resolve()) if found else str(beside_python)
+
+
+def write_condor_sweep(
+    experiment: Experiment,
+    out: SweepDir,
+    *,
+    experiment_file: Path,
+    request_memory_mb: int = 3072,
+    executable: str | None = None,
+) -> Path:
+    """Write ``OUT/condor/sweep.dag`` and its submit files; return the DAG path.
+
+    Runs already finished in ``OUT`` get no node, so re-submitting after a
+    partial sweep only does the rest.
+    """
+    import htcondor2
+    import htcondor2.dags as dags
+
+    out.root.mkdir(parents=True, exist_ok=True)
+    out.save_experiment(experiment)
+    root = out.root.resolve()
+    exe = executable or cli_executable()
+    quick = ["--quick"] if experiment.quick else []
+    common = ["sweep", str(Path(experiment_file).resolve()), "--backend", "local", "--out", str(root), *quick]
+    logs = root / "condor" / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+
+    def description(name: str, arguments: list[str], memory_mb: int) -> htcondor2.Submit:
+        return htcondor2.Submit(
+            {
+                "universe": "vanilla",
+                "executable": exe,
+                "arguments": _condor_arguments(arguments),
+                "initialdir": str(root),
+                "getenv": "PATH,PYTHONPATH,HOME,LANG,TZ",
+                "should_transfer_files": "NO",
+                "request_cpus": "1",
+                "request_memory": str(memory_mb),
+                "log": str(logs / f"{name}.log"),
+                "output": str(logs / f"{name}.$(Cluster).$(Process).out"),
+                "error": str(logs / f"{name}.$(Cluster).$(Process).err"),
+            }
+        )
+
+    dag = dags.DAG()
+    prepare = dag.layer(name="prepare", submit_description=description("prepare", [*common, "--prepare-only"], request_memory_mb))
+    todo = [spec for spec in experiment.runs() if not out.is_done(spec)]
+    merge_parent = prepare
+    if todo:
+        merge_parent = prepare.child_layer(
+            name="run",
+            submit_description=description("run", [*common, "--only", "$(run_id)"], request_memory_mb),
+            vars=[{"run_id": spec.run_id} for spec in todo],
+            retries=2,
+        )
+    merge_parent.child_layer(name="merge", submit_description=description("merge", ["report", str(root)], 1024))
+    return dags.write_dag(dag, root / "condor", dag_file_name=DAG_FILE_NAME)
+
+
+def _condor_arguments(arguments: list[str]) -> str:
+    """The new-style (double-quoted) ``arguments`` syntax of submit files."""
+    quoted = []
+    for arg in arguments:
+        escaped = arg.replace('"', '""').replace("'", "''")
+        quoted.append(f"'{escaped}'" if any(c in arg for c in " \t'") else escaped)
+    return '"' + " ".join(quoted) + '"'
+
+
+def describe_submit(dag_path: Path) -> str:
+    """The command a user runs to start the sweep on a pool."""
+    return f"condor_submit_dag {shlex.quote(str(dag_path))}"
