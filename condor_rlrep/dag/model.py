@@ -100,6 +100,8 @@ class Node:
     executable: str | None = None
     arguments: list[str] = field(default_factory=list)
     files: list[FileUse] = field(default_factory=list)
+    cpus: int | None = None
+    """CPU cores the task used or asks for (WfFormat ``coreCount``/``cores``, DAX ``cores`` profile)."""
     source_path: str | None = field(default=None, compare=False)
     source_line: int | None = field(default=None, compare=False)
 
@@ -133,6 +135,10 @@ class Workflow:
     dot: str | None = None
     """The DOT line's arguments as written."""
     node_status_file: str | None = None
+    node_status_min_seconds: int | None = None
+    """NODE_STATUS_FILE's optional minimum update interval (seconds)."""
+    node_status_always_update: bool = False
+    """NODE_STATUS_FILE's ``ALWAYS-UPDATE`` flag."""
     jobstate_log: str | None = None
     reject: bool = False
     source_path: str | None = field(default=None, compare=False)

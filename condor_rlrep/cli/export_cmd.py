@@ -1,0 +1,41 @@
+"""``condor-rlrep export``: write a DAX/WfFormat/DAG workflow as a runnable DAGMan DAG."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from condor_rlrep.dag.export import export_dagman
+from condor_rlrep.dag.load import load_workflow
+
+
+@click.command("export")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option(
+    "-o", "--out-dir", required=True, type=click.Path(file_okay=False, path_type=Path), help="Directory to write into."
+)
+@click.option(
+    "--time-scale",
+    type=click.FloatRange(min=0.0),
+    default=1.0,
+    show_default=True,
+    help="Stand-in tasks sleep runtime × this factor (their estimates are scaled alike).",
+)
+@click.option(
+    "--executable",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="Run this program for every task, as EXE SECONDS NODE [PROGRAM [ARG...]].",
+)
+@click.option("--name", help="Base name of the DAG file (default: the input file's stem).")
+@click.option("--request-cpus", type=click.IntRange(min=1), default=1, show_default=True, help="CPUs per task when unknown.")
+def export(file: Path, out_dir: Path, time_scale: float, executable: Path | None, name: str | None, request_cpus: int) -> None:
+    """Write FILE (Pegasus DAX, WfCommons WfFormat JSON or DAGMan DAG) to OUTDIR as a DAG
+    with one submit file per task and VARS rlrep_estimate for every known runtime."""
+    workflow = load_workflow(file)
+    dag = export_dagman(
+        workflow, out_dir, name=name, executable=executable, time_scale=time_scale, request_cpus=request_cpus
+    )
+    with_estimate = sum(node.runtime is not None for node in workflow.nodes.values())
+    click.echo(f"{dag}: {len(workflow.nodes)} nodes, {len(workflow.edges)} edges, {with_estimate} with estimates")
+    click.echo(f"run it with: cd {dag.parent} && condor_submit_dag {dag.name}")
