@@ -36,8 +36,11 @@ def fig2a(table: ResultTable, workflows: str, path: Path) -> bool:
     if base is None or not base.result.get("p_quantiles"):
         return False
     plt = _pyplot()
-    quantiles = base.result["p_quantiles"]
-    shares = [i / (len(quantiles) - 1) for i in range(len(quantiles))]
+    raw = base.result["p_quantiles"]
+    shares = [i / (len(raw) - 1) for i in range(len(raw))]
+    # None marks workflows that never finished (p = ∞): the CDF stops below 1.
+    pairs = [(q, s) for q, s in zip(raw, shares) if q is not None]
+    quantiles, shares = [q for q, _ in pairs], [s for _, s in pairs]
     fig, ax = plt.subplots(figsize=(5.5, 3.6))
     ax.step(quantiles, shares, where="post")
     ax.set_xscale("symlog", linthresh=0.01)
@@ -58,8 +61,11 @@ def fig2b(table: ResultTable, workflows: str, path: Path) -> bool:
         return False
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(6.5, 3.8))
+    import numpy as np
+
+    probability = np.array([[np.nan if v is None else v for v in row] for row in grid["probability"]], dtype=float)
     image = ax.imshow(
-        grid["probability"],
+        probability,
         origin="lower",
         aspect="auto",
         extent=(0, 24, 0, len(grid["length_edges_hours"]) - 1),

@@ -188,7 +188,7 @@ def _table1(report: Report, table: ResultTable, workflows: str, experiment: dict
     )
     base = next((table.baseline(workflows, phi) for phi in table.phis(workflows) if table.baseline(workflows, phi)), None)
     stats = base.result.get("p_stats") if base else None
-    if stats:
+    if stats and None not in (stats["mean"], stats["sd"], stats["max"], stats["share_p_ge_1"]):
         report.p(
             f"p(W) of the baseline: mean {stats['mean']:.3f} (paper {BASELINE_P_STATS['mean']}), "
             f"s.d. {stats['sd']:.3f} (paper {BASELINE_P_STATS['sd']}), share with p ≥ 1 {stats['share_p_ge_1']:.1%} "

@@ -1,0 +1,110 @@
+"""One run of a sweep: build the simulator's config from the run's
+parameters, simulate on the sweep's shared trace, and reduce the result to
+the JSON document the report reads."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from condor_rlrep.errors import InputError
+from condor_rlrep.sweep.experiment import Experiment
+from condor_rlrep.sweep.store import SweepDir
+
+__all__ = ["prepare_trace", "execute_run", "trace_dir_of"]
+
+# Run parameters passed straight to SimConfig (everything else is an error).
+_SIM_KEYS = {
+    "workflows", "fraction", "policy", "phi", "phi_mode", "seed", "negotiation_interval", "machine_choice",
+    "reboot_hour", "days", "failure_reward", "default_estimate", "strategy", "schedule", "epsilon_high",
+    "epsilon_low", "switch_after", "n_bins", "p_max",
+}
+
+_trace_cache: dict[str, Any] = {}
+
+
+def trace_dir_of(experiment_trace: dict[str, Any], out: SweepDir) -> Path:
+    return Path(experiment_trace["dir"]) if "dir" in experiment_trace else out.trace_dir
+
+
+def prepare_trace(experiment: Experiment, out: SweepDir) -> Path:
+    """Generate the experiment's trace into the sweep folder once."""
+    if "dir" in experiment.trace:
+        return Path(experiment.trace["dir"])
+    if (out.trace_dir / "trace.toml").exists():
+        return out.trace_dir
+    from condor_rlrep.sim.generator import generate_trace
+    from condor_rlrep.sim.trace_io import write_trace
+
+    trace = generate_trace(experiment.trace["preset"], days=experiment.trace.get("days"), seed=int(experiment.trace.get("seed", 0)))
+    write_trace(trace, out.trace_dir)
+    return out.trace_dir
+
+
+def _trace(trace_dir: Path):
+    key = str(Path(trace_dir).resolve())
+    if key not in _trace_cache:
+        from condor_rlrep.sim.trace_io import read_trace
+
+        _trace_cache.clear()  # one trace per worker process is enough
+        _trace_cache[key] = read_trace(trace_dir)
+    return _trace_cache[key]
+
+
+def execute_run(params: dict[str, Any], trace_dir: Path) -> dict[str, Any]:
+    """Simulate one run and return its report document (JSON-ready)."""
+    from condor_rlrep.sim.run import SimConfig, simulate
+
+    unknown = set(params) - _SIM_KEYS
+    if unknown:
+        raise InputError(f"unknown run parameter(s) {sorted(unknown)}; known: {sorted(_SIM_KEYS)}")
+    kwargs = dict(params)
+    kwargs["workflows"] = tuple(kwargs.get("workflows", ("figure1",)))
+    result = simulate(_trace(trace_dir), SimConfig(**kwargs))
+    return reduce_result(result)
+
+
+def _clean(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else float(value)
+
+
+def reduce_result(result) -> dict[str, Any]:
+    summary = result.summary()
+    p = result.wf_p[~np.isnan(result.wf_p)]
+    # Uncompleted workflows count as p = +inf in the CDF: they never finished.
+    p_all = np.where(np.isnan(result.wf_p), np.inf, result.wf_p)
+    quantiles = np.quantile(p_all, np.linspace(0.0, 1.0, 101)).tolist() if len(p_all) else []
+    tasks = result.tasks
+    completion = result.completion
+    return {
+        "workflows": summary["workflows"],
+        "completed": summary["completed"],
+        "within": summary["within"],
+        "energy_kwh": {
+            "workflow_total": summary["energy_kwh"]["total"],
+            "workflow_good": summary["energy_kwh"]["good"],
+            "workflow_bad": summary["energy_kwh"]["bad"],
+            "background": summary["energy_kwh"]["background"],
+            "all": summary["energy_kwh"]["all"],
+        },
+        "evictions": summary["evictions"],
+        "events": summary["events"],
+        "tasks": summary["tasks"],
+        "task_success": summary["task_success"],
+        "mean_replicas": float(tasks["replicas"].mean()) if len(tasks["replicas"]) else None,
+        "p_quantiles": [_clean(q) for q in quantiles],
+        "p_stats": {
+            "mean": _clean(float(p.mean())) if len(p) else None,
+            "sd": _clean(float(p.std(ddof=1))) if len(p) > 1 else None,
+            "max": _clean(float(p.max())) if len(p) else None,
+            "share_p_ge_1": float(np.count_nonzero(p_all >= 1.0) / len(p_all)) if len(p_all) else None,
+        },
+        "completion_by_hour_length": {
+            "length_edges_hours": list(completion.length_edges_hours),
+            "probability": [[_clean(v) for v in row] for row in completion.probability.T.tolist()],
+            "started": completion.started.T.tolist(),
+        },
+    }
