@@ -1,0 +1,58 @@
+"""SQLite schema of the agent store and its migrations.
+
+The file says what it is in its header: ``PRAGMA application_id`` marks it as
+ours (anything else is a foreign file), ``PRAGMA user_version`` carries the
+schema version (a newer one than we know is refused). ``schema_version``
+logs when each migration ran.
+"""
+
+from __future__ import annotations
+
+__all__ = ["APPLICATION_ID", "SCHEMA_VERSION", "MIGRATIONS"]
+
+APPLICATION_ID = 0x524C5250  # "RLRP"
+
+MIGRATIONS: dict[int, tuple[str, ...]] = {
+    1: (
+        """CREATE TABLE schema_version (
+               version INTEGER PRIMARY KEY,
+               applied_at REAL NOT NULL)""",
+        # one row: the agent's parameters (JSON) and its global reward count
+        """CREATE TABLE agent (
+               id INTEGER PRIMARY KEY CHECK (id = 1),
+               config TEXT NOT NULL,
+               rewards_seen INTEGER NOT NULL DEFAULT 0)""",
+        # sparse: a (state, action) without a row has n = 0, q = initial estimate
+        """CREATE TABLE estimates (
+               state INTEGER NOT NULL,
+               action INTEGER NOT NULL,
+               n INTEGER NOT NULL,
+               q REAL NOT NULL,
+               window TEXT NOT NULL DEFAULT '[]',
+               PRIMARY KEY (state, action)) WITHOUT ROWID""",
+        """CREATE TABLE recovery (
+               state INTEGER PRIMARY KEY,
+               remaining INTEGER NOT NULL)""",
+        # AUTOINCREMENT: ids are never reused, even after a reset, so a late
+        # POST hook of a wiped decision cannot close a new one
+        """CREATE TABLE decisions (
+               id INTEGER PRIMARY KEY AUTOINCREMENT,
+               made_at REAL NOT NULL,
+               state INTEGER NOT NULL,
+               hour INTEGER NOT NULL,
+               phi_bin INTEGER NOT NULL,
+               action INTEGER NOT NULL,
+               phi_prime REAL,
+               estimate REAL NOT NULL,
+               explored INTEGER NOT NULL,
+               epsilon REAL NOT NULL,
+               context TEXT NOT NULL,
+               closed_at REAL,
+               reward REAL,
+               outcome TEXT,
+               CHECK ((closed_at IS NULL) = (reward IS NULL)))""",
+    ),
+    2: ("CREATE INDEX decisions_pending ON decisions (id) WHERE closed_at IS NULL",),
+}
+
+SCHEMA_VERSION = max(MIGRATIONS)

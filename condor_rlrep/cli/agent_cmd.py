@@ -1,0 +1,302 @@
+"""``condor-rlrep agent …``: create, inspect and drive the replica agent's store.
+
+The store is ``--store``, else ``$CONDOR_RLREP_STORE``, else
+``$XDG_DATA_HOME/condor-rlrep/agent.sqlite`` (``~/.local/share/…``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import asdict, fields
+from pathlib import Path
+from typing import Any
+
+import click
+
+from condor_rlrep.agent.config import SCHEDULES, STRATEGIES, AgentConfig
+from condor_rlrep.agent.store import SqliteStore, default_store_path
+from condor_rlrep.errors import StoreError
+from condor_rlrep.outcome import reward as outcome_reward
+
+_STORE_HELP = "Agent store file [default: $CONDOR_RLREP_STORE, else $XDG_DATA_HOME/condor-rlrep/agent.sqlite]."
+
+
+def _store_option(func: Any) -> Any:
+    return click.option("--store", "store_path", type=click.Path(dir_okay=False), default=None, help=_STORE_HELP)(func)
+
+
+def _path(store_path: str | None) -> Path:
+    return Path(store_path) if store_path else default_store_path()
+
+
+_PARAM_HELP = {
+    "n_bins": "n: phi' bins between 0 and P (n+2 bins in all).",
+    "p_max": "P: upper end of the binned phi' range.",
+    "max_replicas": "R: actions are 1..R replicas.",
+    "timezone": "IANA zone for the hour of day.",
+    "strategy": "Selection policy.",
+    "schedule": "Epsilon schedule (epsilon-greedy).",
+    "epsilon_high": "eps1.",
+    "epsilon_low": "eps2.",
+    "switch_after": "l: rewards before eps1 -> eps2.",
+    "window": "m: sliding window per (state, action).",
+    "drift_threshold": "|window mean - estimate| counted as drift.",
+    "recovery": "Rewards a drifting state spends at eps1.",
+    "forget_to": "Count cap of a drifting state's actions (0: start afresh).",
+    "step_size": "Constant step size alpha [default: sample mean].",
+    "initial_estimate": "Estimate of an untried action.",
+    "ucb_c": "UCB1 exploration weight.",
+    "prior_mean": "Thompson prior mean.",
+    "prior_sd": "Thompson prior s.d.",
+    "noise_sd": "Thompson reward noise s.d.",
+    "failure_reward": "Reward of a failed task.",
+}
+
+
+def _config_options(func: Any) -> Any:
+    """One option per AgentConfig field, defaults from the dataclass."""
+    for field in reversed(fields(AgentConfig)):
+        name = "--" + field.name.replace("_", "-")
+        default = field.default
+        if field.name == "strategy":
+            kind: Any = click.Choice(STRATEGIES)
+        elif field.name == "schedule":
+            kind = click.Choice(SCHEDULES)
+        elif field.name == "timezone":
+            kind = str
+        elif field.name == "step_size":
+            kind = float
+        else:
+            kind = type(default)
+        doc = _PARAM_HELP.get(field.name, "")
+        func = click.option(name, field.name, type=kind, default=default, show_default=True, help=doc)(func)
+    return func
+
+
+@click.group()
+def agent() -> None:
+    """Create, inspect and drive the replica agent's store."""
+
+
+@agent.command()
+@_store_option
+@_config_options
+@click.option("--force", is_flag=True, help="Reset an existing store to these parameters.")
+def init(store_path: str | None, force: bool, **params: Any) -> None:
+    """Create an agent store with the given parameters."""
+    config = AgentConfig(**params)
+    path = _path(store_path)
+    if path.exists() and force:
+        with SqliteStore(path) as store:
+            store.reset(config)
+        click.echo(f"reset agent store {path}")
+        return
+    SqliteStore.create(path, config).close()
+    click.echo(f"created agent store {path} ({config.n_states} states x {config.max_replicas} actions, "
+               f"{config.strategy}, {config.schedule})")
+
+
+@agent.command()
+@_store_option
+@click.option("--json", "as_json", is_flag=True, help="Print the policy as JSON.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Write a heatmap PNG of the policy.")
+def show(store_path: str | None, as_json: bool, plot: str | None) -> None:
+    """Show the learned policy: best replica count and estimate per hour x phi' bin."""
+    with SqliteStore(_path(store_path)) as store:
+        learned = store.load_agent(rng=0)
+    best, estimate, seen = learned.policy()
+    n_bins = learned.space.n_phi_bins
+    labels = learned.space.bin_labels()
+    cells = [
+        [
+            {"replicas": int(best[h * n_bins + b]), "estimate": float(estimate[h * n_bins + b]),
+             "rewards": int(seen[h * n_bins + b])}
+            for b in range(n_bins)
+        ]
+        for h in range(24)
+    ]
+    if plot:
+        _plot(plot, cells, labels)
+    if as_json:
+        click.echo(json.dumps({"bins": labels, "timezone": learned.config.timezone, "hours": cells}, indent=1))
+        return
+    click.echo("best replica count (estimate) per hour (rows) and phi' bin (columns); '.' = no rewards yet")
+    width = 11
+    click.echo("hour " + "".join(label.rjust(width) for label in labels))
+    for hour, row in enumerate(cells):
+        text = "".join(
+            (f"{c['replicas']} ({c['estimate']:+.2f})" if c["rewards"] else ".").rjust(width) for c in row
+        )
+        click.echo(f"{hour:>4} {text}")
+
+
+def _plot(path: str, cells: list[list[dict[str, Any]]], labels: list[str]) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    grid = np.array([[c["replicas"] if c["rewards"] else np.nan for c in row] for row in cells], dtype=float)
+    fig, ax = plt.subplots(figsize=(1.0 + 0.6 * len(labels), 8))
+    image = ax.imshow(grid, aspect="auto", cmap="viridis", origin="upper")
+    ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
+    ax.set_yticks(range(24))
+    ax.set_xlabel("phi' bin")
+    ax.set_ylabel("hour of day")
+    ax.set_title("best replica count (blank: no rewards yet)")
+    fig.colorbar(image, ax=ax, label="replicas")
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+@agent.command()
+@_store_option
+@click.option("--json", "as_json", is_flag=True)
+def stats(store_path: str | None, as_json: bool) -> None:
+    """Decisions, outcomes, pending decisions and epsilon now."""
+    with SqliteStore(_path(store_path)) as store:
+        result = asdict(store.stats())
+    if as_json:
+        click.echo(json.dumps(result, indent=1))
+        return
+    for key, value in result.items():
+        click.echo(f"{key.replace('_', ' ')}: {value}")
+
+
+@agent.command()
+@_store_option
+@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="File to write [default: stdout].")
+def export(store_path: str | None, output: str | None) -> None:
+    """Write the whole store as a JSON document."""
+    with SqliteStore(_path(store_path)) as store:
+        text = json.dumps(store.export(), indent=1, allow_nan=False) + "\n"
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        _write_atomically(Path(output), text)
+
+
+@agent.command(name="import")
+@_store_option
+@click.argument("document", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
+@click.option("--replace", is_flag=True, help="Overwrite a store that already holds data.")
+def import_(store_path: str | None, document: str, replace: bool) -> None:
+    """Load a JSON document written by `agent export` into the store."""
+    try:
+        with click.open_file(document) as handle:
+            doc = json.load(handle)
+    except json.JSONDecodeError as err:
+        raise StoreError(f"{document}:{err.lineno}: not valid JSON ({err.msg})") from err
+    path = _path(store_path)
+    try:
+        SqliteStore.import_document(path, doc, replace=replace).close()
+    except StoreError as err:
+        raise StoreError(f"{document}: {err}") from err
+    click.echo(f"imported {len(doc['decisions'])} decisions and {len(doc['estimates'])} estimates into {path}")
+
+
+@agent.command()
+@_store_option
+@click.confirmation_option(prompt="Forget every decision and estimate in the store?")
+def reset(store_path: str | None) -> None:
+    """Forget every decision and estimate (parameters are kept)."""
+    path = _path(store_path)
+    with SqliteStore(path) as store:
+        store.reset()
+    click.echo(f"reset agent store {path}")
+
+
+@agent.command()
+@_store_option
+@click.option("--hour", type=click.IntRange(0, 23), default=None, help="Hour of day of the submission.")
+@click.option("--time", "timestamp", type=float, default=None, help="POSIX time of the submission [default: now].")
+@click.option("--phi-prime", type=float, required=True, help="Criticality phi' of the task.")
+@click.option("--context", default=None, help="JSON object stored with the decision.")
+@click.option("--seed", type=int, default=None, help="Seed for a reproducible choice.")
+@click.option("--json", "as_json", is_flag=True)
+def decide(
+    store_path: str | None,
+    hour: int | None,
+    timestamp: float | None,
+    phi_prime: float,
+    context: str | None,
+    seed: int | None,
+    as_json: bool,
+) -> None:
+    """Choose a replica count for a task and log the pending decision."""
+    context_doc = None
+    if context is not None:
+        try:
+            context_doc = json.loads(context)
+        except json.JSONDecodeError as err:
+            raise click.BadParameter(f"not valid JSON: {err.msg}", param_hint="--context") from err
+    with SqliteStore(_path(store_path)) as store:
+        decision = store.decide(phi_prime=phi_prime, hour=hour, timestamp=timestamp, context=context_doc, rng=seed)
+    if as_json:
+        click.echo(json.dumps(decision.to_json()))
+    else:
+        click.echo(
+            f"decision {decision.decision_id}: {decision.replicas} replica(s) for hour {decision.hour},"
+            f" phi' bin {decision.phi_bin}{' (explored)' if decision.explored else ''}"
+        )
+
+
+@agent.command()
+@_store_option
+@click.argument("decision_id", type=click.IntRange(min=1))
+@click.option("--success", "success", flag_value=True, default=None, help="The task met its deadline.")
+@click.option("--failure", "success", flag_value=False, help="The task missed its deadline.")
+@click.option("--sigma", type=click.FloatRange(0.0, 1.0), default=None, help="Wasted-energy share sigma in [0, 1] (with --success).")
+@click.option("--reward", "reward_value", type=float, default=None, help="Record this reward as is.")
+@click.option("--json", "as_json", is_flag=True)
+def record(
+    store_path: str | None,
+    decision_id: int,
+    success: bool | None,
+    sigma: float | None,
+    reward_value: float | None,
+    as_json: bool,
+) -> None:
+    """Close a decision with its outcome: --success --sigma S | --failure | --reward R."""
+    if (success is not None) == (reward_value is not None):
+        raise click.UsageError("give exactly one of --success --sigma S, --failure or --reward R")
+    if success is True and sigma is None:
+        raise click.UsageError("--success needs --sigma S")
+    if sigma is not None and success is not True:
+        raise click.UsageError("--sigma goes with --success")
+    with SqliteStore(_path(store_path)) as store:
+        if reward_value is not None:
+            value, outcome = reward_value, None
+        else:
+            failure_reward = store.config.failure_reward
+            value = outcome_reward(bool(success), 0.0 if sigma is None else sigma, failure_reward=failure_reward)
+            outcome = {"success": bool(success), "sigma": sigma}
+        if not math.isfinite(value):
+            raise click.BadParameter("must be finite", param_hint="--reward")
+        fresh = store.record(decision_id, value, outcome)
+    if as_json:
+        click.echo(json.dumps({"decision_id": decision_id, "reward": value, "recorded": fresh}))
+    elif fresh:
+        click.echo(f"decision {decision_id}: recorded reward {value:+g}")
+    else:
+        click.echo(f"decision {decision_id}: already recorded with this outcome; nothing changed")
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent or ".", prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+__all__ = ["agent"]
