@@ -1,0 +1,325 @@
+"""Read a DAG's node event log and rebuild what each replica did.
+
+The node log (``<dag>.nodes.log``) holds the events of every node of a DAG.
+Nodes are found through their SUBMIT events, whose notes name the node either
+as ``DAG Node: A`` (older DAGMan, NOOP nodes) or as a ClassAd line
+``[ DAGNodeName = "A"; JobBatchName = … ]`` (HTCondor 25.x), and through the
+``DAGNodeName`` of POST_SCRIPT_TERMINATED (016) events.
+
+Each replica is one proc of the node's cluster. Its *invocations* (one per
+execute event) end by termination, eviction (owner, vacate, hold, reconnect
+failure: the proc goes back to idle) or removal (``condor_rm``, written by
+25.x as an evicted event with code 1023 and then an aborted event). Run times
+come from event timestamps (execute → end), as the terminate event carries no
+wall time in older logs. These invocations feed
+:func:`condor_rlrep.outcome.evaluate` (eq. 3 of the replication paper).
+
+Events are read with ``htcondor2.JobEventLog(path).events(stop_after=0)``,
+which never blocks and does not return a half-written last event.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from condor_rlrep.errors import InputError
+from condor_rlrep.outcome import Invocation
+
+__all__ = [
+    "EventLogError",
+    "REMOVAL_EVICT_CODE",
+    "read_events",
+    "node_name_of",
+    "cluster_nodes",
+    "clusters_of_node",
+    "host_of_execute",
+    "event_time",
+    "ClusterHistory",
+    "rebuild_cluster",
+]
+
+
+REMOVAL_EVICT_CODE = 1023
+"""``ReasonCode`` of the evicted event HTCondor writes when ``condor_rm``
+stops a running job (an owner eviction or a vacate has another code)."""
+
+# Event type numbers (htcondor2.JobEventType values), kept as ints so that the
+# module does not import htcondor2 just to compare them.
+SUBMIT, EXECUTE, EXECUTABLE_ERROR, EVICTED, TERMINATED = 0, 1, 2, 4, 5
+SHADOW_EXCEPTION, ABORTED, HELD, POST_SCRIPT_TERMINATED = 7, 9, 12, 16
+RECONNECT_FAILED = 24
+
+_DAG_NODE_NOTE = re.compile(r"DAG Node:\s*(\S+)")
+_DAG_NODE_AD = re.compile(r'DAGNodeName\s*=\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE)
+_ALIAS = re.compile(r"[?&]alias=([^&>]+)")
+_SINFUL_HOST = re.compile(r"<([^:>?]+)")
+
+
+class EventLogError(InputError):
+    """A node log that cannot be read at all (missing, a directory, no access)."""
+
+
+def read_events(path: str | os.PathLike[str], *, offset: int = 0, scratch_dir: str | None = None) -> list[Any]:
+    """Every complete event of the log at ``path``, in file order.
+
+    A half-written last event is not returned (the reader waits for its
+    ``...`` line); unparseable text yields no events rather than an error.
+
+    ``offset`` > 0: only events that begin at or after that byte (the first
+    event boundary from there on). The tail is copied to a scratch file in
+    ``scratch_dir`` (default: the log's directory) for the real reader, so a
+    POST hook reads its own cluster's events without parsing the whole log of
+    a 10,000-node DAG (seconds) — its cluster was submitted after PRE noted
+    the log's size.
+    """
+    import htcondor2  # lazy: hooks pay for it only when they read a log
+
+    text_path = os.fspath(path)
+    if not os.path.isfile(text_path):
+        raise EventLogError("node log not found or not a regular file", path=text_path)
+    scratch = None
+    try:
+        if offset > 0:
+            scratch = _tail_copy(text_path, offset, scratch_dir)
+            if scratch is None:
+                return []
+        return list(htcondor2.JobEventLog(scratch or text_path).events(stop_after=0))
+    except OSError as err:
+        raise EventLogError(f"cannot read node log: {err.strerror or err}", path=text_path) from err
+    except Exception as err:  # the bindings raise a bare HTCondorException
+        raise EventLogError(f"cannot read node log: {err}", path=text_path) from err
+    finally:
+        if scratch is not None:
+            try:
+                os.unlink(scratch)
+            except OSError:
+                pass
+
+
+def _tail_copy(path: str, offset: int, scratch_dir: str | None) -> str | None:
+    """Copy the log from the first event boundary at/after ``offset``; None if none."""
+    with open(path, "rb") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        if offset > size:  # the log was replaced: read it all
+            offset = 0
+        start = max(0, offset - 5)
+        handle.seek(start)
+        data = handle.read()
+    if offset > 0:
+        boundary = data.find(b"\n...\n")
+        if boundary < 0:
+            return None
+        data = data[boundary + 5 :]
+    directory = scratch_dir or os.path.dirname(path) or "."
+    scratch = os.path.join(directory, f".rlrep-tail-{os.getpid()}.log")
+    with open(scratch, "wb") as out:
+        out.write(data)
+    return scratch
+
+
+def node_name_of(event: Any) -> str | None:
+    """The DAG node a SUBMIT or POST_SCRIPT_TERMINATED event belongs to."""
+    name = event.get("DAGNodeName")
+    if name:
+        return str(name)
+    notes = event.get("LogNotes")
+    if not notes:
+        return None
+    notes = str(notes)
+    match = _DAG_NODE_AD.search(notes)
+    if match:
+        return re.sub(r"\\(.)", r"\1", match.group(1))
+    match = _DAG_NODE_NOTE.search(notes)
+    return match.group(1) if match else None
+
+
+def cluster_nodes(events: Iterable[Any]) -> dict[int, str]:
+    """Map cluster id → DAG node name, from SUBMIT notes and 016 events.
+
+    NOOP nodes (DAGMan's fake cluster 0, proc 2147483647) are left out.
+    """
+    mapping: dict[int, str] = {}
+    for event in events:
+        kind = int(event.type)
+        if kind not in (SUBMIT, POST_SCRIPT_TERMINATED) or event.cluster <= 0:
+            continue
+        name = node_name_of(event)
+        if name is not None:
+            mapping.setdefault(event.cluster, name)
+    return mapping
+
+
+def clusters_of_node(events: Iterable[Any], node: str) -> list[int]:
+    """Clusters submitted for ``node``, in order of first appearance."""
+    return [cluster for cluster, name in cluster_nodes(events).items() if name == node]
+
+
+def host_of_execute(event: Any) -> str | None:
+    """The machine an EXECUTE event ran on, for the power table.
+
+    ``SlotName`` ``slot1_2@host`` gives ``host``; else the ``alias`` of the
+    ``ExecuteHost`` sinful string; else its address.
+    """
+    slot = event.get("SlotName")
+    if slot:
+        slot = str(slot)
+        return slot.rsplit("@", 1)[1] if "@" in slot else slot
+    sinful = event.get("ExecuteHost")
+    if not sinful:
+        return None
+    sinful = str(sinful)
+    match = _ALIAS.search(sinful)
+    if match:
+        return match.group(1)
+    match = _SINFUL_HOST.search(sinful)
+    return match.group(1) if match else (sinful.strip() or None)
+
+
+def event_time(event: Any) -> float:
+    """Epoch seconds of an event: its ``EventTime`` read as local time (as
+    HTCondor writes it), or UTC when it ends in ``Z``.
+
+    Same value as the bindings' ``event.timestamp`` for local times, without
+    its ``strptime`` (whose first call costs a hook ~10 ms).
+    """
+    from datetime import datetime, timezone
+
+    iso = event.get("EventTime")
+    if not iso:
+        return float(event.timestamp)
+    text = str(iso)
+    try:
+        if text.endswith("Z"):
+            return float(int(datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc).timestamp()))
+        return float(int(datetime.fromisoformat(text).timestamp()))
+    except ValueError:
+        return float(event.timestamp)
+
+
+@dataclass
+class ClusterHistory:
+    """What the replicas (procs) of one cluster did, rebuilt from its events."""
+
+    cluster: int
+    node: str | None = None
+    procs: set[int] = field(default_factory=set)
+    submit_time: float | None = None
+    invocations: list[Invocation] = field(default_factory=list)
+    exit_codes: dict[int, int] = field(default_factory=dict)
+    """Proc → return value of its normal termination (``-signal`` if killed)."""
+    aborted: set[int] = field(default_factory=set)
+    holds: int = 0
+    evictions: int = 0
+    first_failure_code: int | None = None
+    """DAGMan's ``$RETURN`` rule: value of the first failing proc event
+    (exit code, ``-signal``, ``-1002`` for an abort)."""
+    event_count: int = 0
+
+    @property
+    def succeeded(self) -> bool:
+        """Some replica terminated normally with exit code 0."""
+        return any(code == 0 for code in self.exit_codes.values())
+
+    @property
+    def winner(self) -> int | None:
+        wins = [inv for inv in self.invocations if inv.ended_by == "success"]
+        return min(wins, key=lambda inv: (inv.end, inv.replica)).replica if wins else None
+
+    @property
+    def finished_procs(self) -> set[int]:
+        """Procs that left the queue (terminated or aborted)."""
+        return set(self.exit_codes) | self.aborted
+
+
+def rebuild_cluster(
+    events: Iterable[Any],
+    cluster: int,
+    *,
+    now: float | None = None,
+    node_of: Mapping[int, str] | None = None,
+) -> ClusterHistory:
+    """Rebuild every invocation of every proc of ``cluster``.
+
+    An invocation still open when the events end (truncated log, job still
+    running) ends ``running`` at ``now`` (default: the cluster's last event,
+    so that judging the same log twice gives the same result).
+    Events of other clusters are ignored.
+    """
+    history = ClusterHistory(cluster=cluster)
+    open_runs: dict[int, tuple[float, str | None]] = {}
+
+    def close(proc: int, at: float, ended_by: str, code: int | None = None, *, terminal: bool = False) -> None:
+        started = open_runs.pop(proc, None)
+        if started is None:
+            if terminal:
+                # Terminated with no execute seen (log begins mid-run): the run
+                # still counts, with no measurable length.
+                history.invocations.append(Invocation(proc, None, at, at, ended_by, code))  # type: ignore[arg-type]
+            return
+        start, host = started
+        history.invocations.append(Invocation(proc, host, start, max(start, at), ended_by, code))  # type: ignore[arg-type]
+
+    def fail(code: int) -> None:
+        if history.first_failure_code is None:
+            history.first_failure_code = code
+
+    last_at: float | None = None
+    for event in events:
+        if event.cluster != cluster:
+            continue
+        history.event_count += 1
+        kind = int(event.type)
+        proc = int(event.proc)
+        at = event_time(event)
+        last_at = at if last_at is None else max(last_at, at)
+        if kind == SUBMIT:
+            history.procs.add(proc)
+            if history.submit_time is None or at < history.submit_time:
+                history.submit_time = at
+            if history.node is None:
+                history.node = node_name_of(event)
+        elif kind == EXECUTE:
+            history.procs.add(proc)
+            if proc in open_runs:  # a lost end event: close the earlier run here
+                close(proc, at, "evicted")
+            open_runs[proc] = (at, host_of_execute(event))
+        elif kind == TERMINATED:
+            history.procs.add(proc)
+            if event.get("TerminatedNormally"):
+                code = int(event.get("ReturnValue", 1))
+            else:
+                code = -int(event.get("TerminatedBySignal", 0) or 0) or -1
+            history.exit_codes[proc] = code
+            close(proc, at, "success" if code == 0 else "failure", code, terminal=True)
+            if code != 0:
+                fail(code)
+        elif kind == EVICTED:
+            removal = event.get("ReasonCode") == REMOVAL_EVICT_CODE
+            close(proc, at, "removed" if removal else "evicted")
+            if not removal:
+                history.evictions += 1
+        elif kind == ABORTED:
+            close(proc, at, "removed")
+            history.aborted.add(proc)
+            fail(-1002)
+        elif kind in (SHADOW_EXCEPTION, EXECUTABLE_ERROR):
+            close(proc, at, "failure")
+        elif kind == HELD:
+            history.holds += 1
+            close(proc, at, "evicted")
+        elif kind == RECONNECT_FAILED:
+            close(proc, at, "evicted")
+        elif kind == POST_SCRIPT_TERMINATED and history.node is None:
+            history.node = node_name_of(event)
+    if open_runs:
+        end = now if now is not None else (last_at if last_at is not None else time.time())
+        for proc in sorted(open_runs):
+            close(proc, end, "running")
+    if history.node is None and node_of is not None:
+        history.node = node_of.get(cluster)
+    return history

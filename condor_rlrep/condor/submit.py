@@ -1,0 +1,169 @@
+"""The per-node replica submit description the PRE hook writes.
+
+The user's description stays textually unchanged except for its ``queue``
+statement (``queue a``: one cluster of ``a`` replica procs) and a few added
+``My.`` attributes tagging DAG run, node, decision and replica count. The
+edit is textual on purpose: a round trip through ``htcondor2.Submit`` bakes
+``if``/``include`` into flat keys and loses inline itemdata (DAGMAN.md §3).
+``htcondor2.Submit`` is used only to check the result.
+
+Descriptions that queue several procs themselves (``queue 5``, itemdata,
+``queue $(n)``) or have no ``queue`` statement are not replicable: they run
+unchanged with one "replica" (the user's own cluster).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from typing import Literal
+
+from condor_rlrep.errors import InputError
+
+__all__ = [
+    "SubmitError",
+    "QueueStatement",
+    "find_queue",
+    "is_replicable",
+    "replica_description",
+    "validate_description",
+    "write_atomic",
+    "TAG_ATTRIBUTES",
+]
+
+TAG_ATTRIBUTES = ("RlrepDagRun", "RlrepNode", "RlrepDecision", "RlrepReplicas")
+
+_QUEUE = re.compile(r"^[ \t]*queue(?![A-Za-z0-9_.])(?![ \t]*=)(.*)$", re.IGNORECASE)
+QueueKind = Literal["single", "count", "itemdata", "none"]
+
+
+class SubmitError(InputError):
+    """A submit description that cannot be turned into a replica description."""
+
+
+class QueueStatement:
+    """Where and what the first ``queue`` statement of a description is.
+
+    ``line_index``: index in ``text.splitlines(keepends=True)`` (``None``
+    without a queue); ``kind``; ``count`` of procs when a number; the text
+    after ``queue``. (A plain class: dataclass creation costs the PRE hook.)
+    """
+
+    __slots__ = ("line_index", "kind", "count", "arguments")
+
+    def __init__(self, line_index: int | None, kind: QueueKind, count: int | None, arguments: str):
+        self.line_index = line_index
+        self.kind = kind
+        self.count = count
+        self.arguments = arguments
+
+    def __repr__(self) -> str:
+        return f"QueueStatement({self.line_index!r}, {self.kind!r}, {self.count!r}, {self.arguments!r})"
+
+
+def find_queue(text: str) -> QueueStatement:
+    """Locate the first ``queue`` statement (DAGMan honours only the first).
+
+    Lines continued from a previous line (``\\`` at its end) are not
+    statements of their own.
+    """
+    continued = False
+    for index, line in enumerate(text.splitlines(keepends=True)):
+        body = line.rstrip("\r\n")
+        was_continued, continued = continued, body.rstrip().endswith("\\")
+        if was_continued or body.lstrip().startswith("#"):
+            continue
+        match = _QUEUE.match(body)
+        if match is None:
+            continue
+        arguments = match.group(1).strip()
+        if not arguments:
+            return QueueStatement(index, "single", 1, arguments)
+        if arguments.isdigit():
+            count = int(arguments)
+            return QueueStatement(index, "single" if count == 1 else "count", count, arguments)
+        return QueueStatement(index, "itemdata", None, arguments)
+    return QueueStatement(None, "none", None, "")
+
+
+def is_replicable(text: str) -> bool:
+    """Whether the description queues exactly one proc (so replicas can be added)."""
+    return find_queue(text).kind == "single"
+
+
+def _classad_value(value: str | int) -> str:
+    if isinstance(value, int):
+        return str(value)
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def replica_description(text: str, *, replicas: int, tags: Mapping[str, str | int]) -> str:
+    """``text`` with ``queue replicas`` and ``My.<tag> = value`` lines added
+    just before its queue statement. Everything else is byte-for-byte kept.
+
+    Raises :class:`SubmitError` when the description is not replicable and
+    ``replicas`` > 1.
+    """
+    if replicas < 1:
+        raise SubmitError(f"replica count must be >= 1, got {replicas}")
+    statement = find_queue(text)
+    if statement.line_index is None:
+        raise SubmitError("submit description has no queue statement")
+    if statement.kind != "single" and replicas != 1:
+        raise SubmitError(f"submit description queues its own procs ('queue {statement.arguments}')")
+    lines = text.splitlines(keepends=True)
+    queue_line = lines[statement.line_index]
+    newline = "\r\n" if queue_line.endswith("\r\n") else "\n"
+    added = [f"My.{key} = {_classad_value(value)}{newline}" for key, value in tags.items()]
+    if statement.kind == "single":
+        indent = queue_line[: len(queue_line) - len(queue_line.lstrip(" \t"))]
+        queue_line = f"{indent}queue {replicas}{newline}"
+    lines[statement.line_index : statement.line_index + 1] = [*added, queue_line]
+    if statement.line_index > 0 and not lines[statement.line_index - 1].endswith(("\n", "\r")):
+        lines[statement.line_index - 1] += newline
+    return "".join(lines)
+
+
+def validate_description(
+    text: str, *, expected_procs: int | None = None, macros: Mapping[str, str] | None = None
+) -> None:
+    """Check ``text`` with the real submit parser (``htcondor2.Submit``).
+
+    ``include`` and ``if`` are evaluated relative to the current directory,
+    which for a PRE hook is the node's directory, as for DAGMan's submit.
+    ``macros`` (e.g. DAGMan's ``JOB`` and ``RETRY``) are defined first, as
+    DAGMan prepends them, so ``include : $(JOB).inc`` checks out.
+    """
+    import htcondor2  # lazy
+
+    prefix = "".join(f"{key} = {value}\n" for key, value in (macros or {}).items())
+    try:
+        submit = htcondor2.Submit(prefix + text)
+        qargs = submit.getQArgs().strip()
+    except Exception as err:
+        raise SubmitError(f"htcondor2.Submit rejects the description: {err}") from err
+    if expected_procs is not None:
+        got = int(qargs) if qargs.isdigit() else (1 if not qargs else None)
+        if got != expected_procs:
+            raise SubmitError(f"queue statement reads {qargs!r}, expected {expected_procs} procs")
+
+
+def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
+    """Write ``path`` via a temporary file in the same directory and ``os.replace``,
+    so that a reader (condor_submit, DAGMan) never sees half a file."""
+    target = os.fspath(path)
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    # pid-unique name beside the target (no tempfile: it is slow to import)
+    tmp = f"{target}.tmp-{os.getpid()}"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,157 @@
+"""Where an instrumented DAG keeps its hook files, and the hooks' settings.
+
+``instrument`` writes ``OUT.dag`` and, beside it, the directory
+``OUT.dag.rlrep/`` (the *context*):
+
+* ``hooks.json``        – :class:`HookSettings` (store, φ, power table …)
+* ``hooks.log``         – the per-DAG hook log (:mod:`.hooklog`)
+* ``nodes/<n>.sub``     – the node's submit file, rewritten by PRE each attempt
+* ``nodes/<n>.orig.sub``– an inline / SUBMIT-DESCRIPTION body, written out
+* ``state/<n>.json``    – what PRE decided for the node's current attempt
+* ``run.json``          – the DAG run: s(W) and the DAGMan ids that shared it
+* ``cache/``            – graph + plan per DAG file content (:mod:`.cache`)
+* ``spool/``            – outcomes not yet in the store (store unavailable)
+* ``reaper.sub``        – the SERVICE node running the reaper
+
+Node names become file names through :func:`node_file_stem` (injective).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+__all__ = [
+    "CONTEXT_SUFFIX",
+    "SETTINGS_FILE",
+    "SETTINGS_VERSION",
+    "HookSettings",
+    "context_dir_for",
+    "node_file_stem",
+    "node_submit_path",
+    "node_original_path",
+    "node_state_path",
+]
+
+CONTEXT_SUFFIX = ".rlrep"
+SETTINGS_FILE = "hooks.json"
+SETTINGS_VERSION = 1
+
+_SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
+
+
+def context_dir_for(dag_path: str | os.PathLike[str]) -> str:
+    """``/abs/OUT.dag`` → ``/abs/OUT.dag.rlrep``."""
+    return os.path.abspath(os.fspath(dag_path)) + CONTEXT_SUFFIX
+
+
+def node_file_stem(node: str) -> str:
+    """A file-name-safe, injective form of a node name (``%XX`` escapes;
+    a leading ``.`` is escaped so no stem is hidden or ``..``)."""
+    out = []
+    for index, char in enumerate(node):
+        if char in _SAFE and not (index == 0 and char == "."):
+            out.append(char)
+        else:
+            out.extend(f"%{byte:02X}" for byte in char.encode("utf-8"))
+    return "".join(out)
+
+
+def node_submit_path(context: str, node: str) -> str:
+    return os.path.join(context, "nodes", node_file_stem(node) + ".sub")
+
+
+def node_original_path(context: str, node: str) -> str:
+    return os.path.join(context, "nodes", node_file_stem(node) + ".orig.sub")
+
+
+def node_state_path(context: str, node: str) -> str:
+    return os.path.join(context, "state", node_file_stem(node) + ".json")
+
+
+class HookSettings:
+    """The settings every hook of one instrumented DAG shares (``hooks.json``).
+
+    Plain attributes with defaults; unknown keys in the file are kept (a
+    newer ``instrument`` may add some) and ignored.
+    """
+
+    DEFAULTS: dict[str, Any] = {
+        "version": SETTINGS_VERSION,
+        "dag": None,              # the instrumented DAG (absolute)
+        "source_dag": None,       # the user's DAG it was made from
+        "node_log": None,         # DAGMan's node log (default <dag>.nodes.log)
+        "store": None,            # agent store; None: $CONDOR_RLREP_STORE, else the default
+        "phi": 1.0,               # the user's contingency φ: deadline (1+φ)·CR(W) + s(W)
+        "criticality": "balanced",  # φ′ ("balanced") or φ″ ("current")
+        "max_replicas": 10,       # R; also capped at 100 (TOLERANCE 99%)
+        "policy": "agent",        # "agent" or "fixed:K"
+        "estimates": None,        # sidecar estimates file (absolute)
+        "default_estimate": None,
+        "power_default_watts": None,  # None: condor_rlrep.energy.DEFAULT_ACTIVE_WATTS
+        "power_hosts": {},
+        "tolerance": "node",      # "node" (TOLERANCE 99% WAIT) or "config" (DAGMan knob)
+        "allow_any_node_name_characters": False,
+    }
+
+    def __init__(self, **values: Any):
+        data = dict(self.DEFAULTS)
+        data.update(values)
+        self.__dict__.update(data)
+
+    def to_json(self) -> dict[str, Any]:
+        return {key: value for key, value in self.__dict__.items()}
+
+    @classmethod
+    def load(cls, context: str) -> HookSettings:
+        """Read ``<context>/hooks.json``; raises OSError/ValueError when unusable."""
+        path = os.path.join(context, SETTINGS_FILE)
+        with open(path, encoding="utf-8") as handle:
+            try:
+                data = json.load(handle)
+            except ValueError as err:
+                raise ValueError(f"{path}: hook settings are not valid JSON ({err})") from err
+        if not isinstance(data, dict):
+            raise ValueError(f"{path}: not a JSON object")
+        if data.get("version") != SETTINGS_VERSION:
+            raise ValueError(f"{path}: settings version {data.get('version')!r}, expected {SETTINGS_VERSION}")
+        return cls(**data)
+
+    def save(self, context: str) -> str:
+        from condor_rlrep.condor.submit import write_atomic
+
+        path = os.path.join(context, SETTINGS_FILE)
+        write_atomic(path, json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+        return path
+
+    def node_log_path(self) -> str:
+        if self.node_log:
+            return str(self.node_log)
+        return str(self.dag) + ".nodes.log"
+
+    def power_table(self) -> Any:
+        from condor_rlrep.energy import DEFAULT_ACTIVE_WATTS, PowerTable
+
+        default = DEFAULT_ACTIVE_WATTS if self.power_default_watts is None else float(self.power_default_watts)
+        return PowerTable(default_watts=default, hosts={str(k): float(v) for k, v in dict(self.power_hosts).items()})
+
+    def store_path(self, environ: Any = None) -> str:
+        """``store`` from the settings, else ``$CONDOR_RLREP_STORE``, else the default."""
+        if self.store:
+            return str(self.store)
+        env = os.environ if environ is None else environ
+        if env.get("CONDOR_RLREP_STORE"):
+            return str(env["CONDOR_RLREP_STORE"])
+        from condor_rlrep.agent.store import default_store_path
+
+        return os.fspath(default_store_path(env))
+
+    def fixed_replicas(self) -> int | None:
+        """K of a ``fixed:K`` policy (``single`` = 1), else None (the agent decides)."""
+        policy = str(self.policy)
+        if policy == "single":
+            return 1
+        if policy.startswith("fixed:"):
+            return int(policy.split(":", 1)[1])
+        return None

@@ -1,0 +1,277 @@
+"""The POST hook: judge the node from its event log, record the outcome,
+and give DAGMan the exit code it would have seen without replicas.
+
+1. *Verdict* (never from ``$RETURN`` when the log has the answer): the node's
+   cluster (``$CLUSTERID``, else the node's last cluster in the log) is
+   rebuilt from DAGMan's node log with the real ``htcondor2.JobEventLog``.
+   Replicated node: success iff some replica terminated with exit 0; else the
+   first failing replica's code (DAGMan's ``$RETURN`` rule). A node run
+   unchanged (multi-proc description, PRE failed open): DAGMan's own rule,
+   success iff no proc failed or was removed. No usable log: the fail-open
+   rule of :mod:`.failopen`.
+2. *Bookkeeping*: :func:`condor_rlrep.outcome.evaluate` on the rebuilt
+   invocations (the simulator's function), ``record_outcome`` in the store
+   (idempotent: a rerun POST counts once). If the store cannot take it, the
+   outcome is spooled to ``<ctx>/spool/`` and flushed by a later POST: a
+   recorded outcome is never lost. Bookkeeping errors never change the verdict.
+3. The user's own POST (after ``--``) runs last and its exit code decides. On
+   a replicated node that succeeded, the argument positions that held
+   ``$RETURN``/``$SUCCESS`` (``--user-return-at``/``--user-success-at``) are
+   given ``0``/``True``, the values a single successful job would have
+   produced, instead of the ``-1002`` a removed surplus replica leaves there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from condor_rlrep.hooks.argv import HookArgs, parse_hook_argv
+from condor_rlrep.hooks.chain import exit_status, run_user_script
+from condor_rlrep.hooks.failopen import describe, fallback_post_code
+from condor_rlrep.hooks.hooklog import HookLog
+
+__all__ = ["run_post", "flush_spool"]
+
+
+def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -> int:
+    """Run the POST hook with DAGMan's argv (without the program name); the exit status."""
+    args = parse_hook_argv(argv)
+    context = args.options.get("ctx")
+    node = args.text("node") or args.text("job")
+    hooklog = HookLog(os.path.join(context, "hooks.log") if context else None)
+    return_code = args.integer("return")
+    success_flag = args.text("success")
+    notes: list[str] = []
+
+    settings = state = history = None
+    try:
+        if context is None or node is None:
+            raise ValueError("hook argv lacks --ctx or --node/$JOB")
+        from condor_rlrep.hooks.layout import HookSettings
+
+        settings = HookSettings.load(context)
+        state = _current_state(context, node, args, notes)
+        if state is not None:
+            _note_dag_change(context, settings, state, notes)
+        history = _history(context, settings, node, args, notes, int((state or {}).get("log_offset", 0) or 0))
+        code, why = _verdict(history, state, return_code, success_flag)
+    except Exception as err:
+        log_success = history.succeeded if history is not None else None
+        code, source = fallback_post_code(log_success, return_code, success_flag)
+        why = f"FAIL-OPEN {describe(err)}; exit {code} from {source}"
+
+    recorded = ""
+    if settings is not None and state is not None and history is not None and context is not None:
+        try:
+            recorded = _bookkeeping(context, settings, state, history, environ)
+        except Exception as err:
+            recorded = f"outcome NOT recorded: {describe(err)}"
+
+    replicated = bool(state and state.get("mode") == "replicas" and int(state.get("replicas", 1)) > 1)
+    message = f"exit {code} ({why})"
+    if recorded:
+        message += f"; {recorded}"
+    if notes or args.problems:
+        message += " [" + "; ".join(notes + args.problems) + "]"
+    if args.user_argv:
+        user_argv = list(args.user_argv)
+        if code == 0 and replicated:
+            _normalise(user_argv, args.options.get("user-return-at"), "0")
+            _normalise(user_argv, args.options.get("user-success-at"), "True")
+        user_code = run_user_script(user_argv, os.getcwd())
+        message += f"; user POST {user_argv[0]} exited {user_code} and decides"
+        code = exit_status(user_code)
+    hooklog.line("POST", node, message)
+    return code
+
+
+def _normalise(argv: list[str], positions: str | None, value: str) -> None:
+    if not positions:
+        return
+    for item in positions.split(","):
+        if item.isdigit() and int(item) < len(argv):
+            argv[int(item)] = value
+
+
+def _current_state(context: str, node: str, args: HookArgs, notes: list[str]) -> dict[str, Any] | None:
+    """PRE's state for this attempt, or None (then the node is judged as unchanged)."""
+    from condor_rlrep.hooks.layout import node_state_path
+    from condor_rlrep.hooks.runstate import read_node_state
+
+    try:
+        state = read_node_state(node_state_path(context, node))
+    except FileNotFoundError:
+        notes.append("no PRE state for this node (PRE failed open or did not run)")
+        return None
+    except (OSError, ValueError) as err:
+        notes.append(f"PRE state unreadable ({describe(err)})")
+        return None
+    retry = args.integer("retry")
+    if retry is not None and state.get("retry") is not None and state.get("retry") != retry:
+        notes.append(f"PRE state is for attempt {state.get('retry')}, this is attempt {retry}: ignored")
+        return None
+    return state
+
+
+def _note_dag_change(context: str, settings: Any, state: dict[str, Any], notes: list[str]) -> None:
+    """Say so when the DAG was edited between PRE and POST: the outcome still
+    belongs to the decision PRE made, and the verdict comes from the log."""
+    key = state.get("dag_key")
+    if not key:
+        return
+    from condor_rlrep.hooks.cache import plan_inputs, dag_digest
+
+    try:
+        current = dag_digest(plan_inputs(settings), os.path.join(context, "cache", "digest.json"))
+    except OSError as err:
+        notes.append(f"DAG unreadable since PRE ({describe(err)}); outcome kept for PRE's decision")
+        return
+    if current != key:
+        notes.append("DAG file changed between PRE and POST; outcome recorded against PRE's decision")
+
+
+def _history(context: str, settings: Any, node: str, args: HookArgs, notes: list[str], offset: int) -> Any:
+    """The node's cluster rebuilt from the node log (read from PRE's offset
+    when known, the whole log when the cluster is not found there)."""
+    from condor_rlrep.condor.eventlog import EventLogError, read_events
+
+    path = settings.node_log_path()
+    cluster = args.integer("cluster")
+    if offset > 0:
+        history = _cluster_history(read_events(path, offset=offset, scratch_dir=context), node, cluster, path, None)
+        if history is not None:
+            return history
+    history = _cluster_history(read_events(path), node, cluster, path, notes)
+    if history is None:
+        raise EventLogError(f"no cluster of node {node} in the node log and no $CLUSTERID", path=path)
+    if history.event_count == 0:
+        raise EventLogError(f"no events of cluster {history.cluster} (node {node}) in the node log", path=path)
+    return history
+
+
+def _cluster_history(events: list[Any], node: str, cluster: int | None, path: str, notes: list[str] | None) -> Any:
+    from condor_rlrep.condor.eventlog import EventLogError, cluster_nodes, rebuild_cluster
+
+    owners = cluster_nodes(events)
+    if cluster is None or cluster <= 0:
+        mine = [c for c, name in owners.items() if name == node]
+        if not mine:
+            return None
+        cluster = mine[-1]
+        if notes is not None:
+            notes.append(f"cluster {cluster} taken from the log")
+    elif notes is not None and owners.get(cluster, node) != node:
+        notes.append(f"cluster {cluster} belongs to node {owners[cluster]} in the log")
+    history = rebuild_cluster(events, cluster)
+    if history.event_count == 0:
+        return None if notes is None else history
+    if not history.finished_procs:
+        if notes is None:
+            return None  # try the whole log before calling it truncated
+        raise EventLogError(f"no terminate/abort event of cluster {cluster} in the node log (truncated?)", path=path)
+    return history
+
+
+def _verdict(history: Any, state: dict[str, Any] | None, return_code: int | None, success_flag: str | None) -> tuple[int, str]:
+    replicated = state is not None and state.get("mode") == "replicas"
+    if replicated:
+        if history.succeeded:
+            return 0, f"replica {history.winner} of cluster {history.cluster} succeeded"
+        if history.first_failure_code is not None:
+            return exit_status(history.first_failure_code), f"no replica succeeded; first failure {history.first_failure_code}"
+        return fallback_post_code(False, return_code, success_flag)
+    if state is None:
+        # Unknown attempt: the fail-open rule (a success in the log, else $RETURN).
+        code, source = fallback_post_code(history.succeeded, return_code, success_flag)
+        return code, f"from {source}"
+    if history.first_failure_code is None and history.succeeded:
+        return 0, f"user's job (cluster {history.cluster}) succeeded"
+    if history.first_failure_code is not None:
+        return exit_status(history.first_failure_code), f"user's job failed with {history.first_failure_code}"
+    return fallback_post_code(False, return_code, success_flag)
+
+
+def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: Any, environ: Mapping[str, str] | None) -> str:
+    if state.get("mode") != "replicas":
+        return ""
+    from condor_rlrep.outcome import evaluate
+
+    decision_id = state.get("decision_id")
+    outcome = evaluate(
+        history.invocations,
+        submit_time=float(state["submit_time"]),
+        phi_prime=float(state["phi_prime"]),
+        estimate=float(state["estimate"]),
+        replicas=int(state["replicas"]),
+        power=settings.power_table(),
+    )
+    summary = (
+        f"success={outcome.success} completed={outcome.completed} reward={outcome.reward:.4g} "
+        f"sigma={outcome.sigma:.4g} good={outcome.good_energy_j:.4g}J bad={outcome.bad_energy_j:.4g}J"
+    )
+    if decision_id is None:
+        return summary + " (fixed policy: nothing to record)"
+    from dataclasses import asdict
+
+    from condor_rlrep.agent.store import SqliteStore
+    from condor_rlrep.hooks.pre import DEFAULT_STORE_TIMEOUT
+
+    store_path = settings.store_path(environ)
+    try:
+        timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
+        with SqliteStore(store_path, busy_timeout=timeout) as store:
+            failure_reward = store.config.failure_reward
+            if failure_reward != outcome.reward and not outcome.success:
+                outcome = evaluate(
+                    history.invocations, submit_time=float(state["submit_time"]),
+                    phi_prime=float(state["phi_prime"]), estimate=float(state["estimate"]),
+                    replicas=int(state["replicas"]), power=settings.power_table(), failure_reward=failure_reward,
+                )
+            fresh = store.record_outcome(int(decision_id), outcome)
+            flushed = flush_spool(context, store)
+    except Exception as err:
+        _spool(context, int(decision_id), store_path, asdict(outcome))
+        return f"{summary}; decision {decision_id} spooled ({describe(err)})"
+    note = "recorded" if fresh else "already recorded"
+    if flushed:
+        note += f", {flushed} spooled outcome(s) flushed"
+    return f"{summary}; decision {decision_id} {note}"
+
+
+def _spool(context: str, decision_id: int, store_path: str, outcome: dict[str, Any]) -> None:
+    from condor_rlrep.condor.submit import write_atomic
+
+    directory = os.path.join(context, "spool")
+    os.makedirs(directory, exist_ok=True)
+    document = {"decision_id": decision_id, "store": store_path, "outcome": outcome, "spooled_at": time.time()}
+    write_atomic(os.path.join(directory, f"{decision_id}.json"), json.dumps(document, sort_keys=True))
+
+
+def flush_spool(context: str, store: Any) -> int:
+    """Record spooled outcomes into ``store``; returns how many were flushed.
+
+    A spooled outcome the store already holds (identically) is just removed;
+    one it refuses stays in the spool for a human to look at.
+    """
+    directory = os.path.join(context, "spool")
+    try:
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".json"))
+    except FileNotFoundError:
+        return 0
+    done = 0
+    for name in names:
+        path = os.path.join(directory, name)
+        try:
+            with open(path, encoding="utf-8") as handle:
+                document = json.load(handle)
+            outcome = document["outcome"]
+            store.record(int(document["decision_id"]), float(outcome["reward"]), outcome)
+        except Exception:
+            continue
+        os.unlink(path)
+        done += 1
+    return done

@@ -1,0 +1,158 @@
+"""The PRE hook: decide a node's replica count and write its submit file.
+
+Order (DESIGN.md §3):
+
+1. the user's own PRE script (after ``--``) runs first, in the node's
+   directory; if it fails, its exit code is the hook's (DAGMan then does
+   exactly what it would have done: retry, fail, or PRE_SKIP);
+2. s(W) of this DAG run (:mod:`.runstate`), φ′ or φ″ of the node from the
+   cached plan (:mod:`.cache`), the agent's decision ``a`` (a pending row in
+   the store);
+3. the node's submit file = the user's description with ``queue a`` and
+   ``My.Rlrep*`` tags, checked with ``htcondor2.Submit``, written atomically;
+   the decision is kept for POST in ``state/<node>.json``.
+
+A description that queues several procs itself (or uses itemdata) runs
+unchanged as one "replica", without asking the agent. Any error in steps 2–3
+fails open (:mod:`.failopen`). Exit 0 otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from condor_rlrep.hooks.argv import HookArgs, parse_hook_argv
+from condor_rlrep.hooks.chain import exit_status, run_user_script
+from condor_rlrep.hooks.failopen import describe, fail_open_pre
+from condor_rlrep.hooks.hooklog import HookLog
+
+__all__ = ["run_pre", "MAX_REPLICAS_BY_TOLERANCE", "DEFAULT_STORE_TIMEOUT"]
+
+MAX_REPLICAS_BY_TOLERANCE = 100
+"""``TOLERANCE node 99%`` tolerates ⌊0.99·a⌋ = a − 1 failures only for a ≤ 100."""
+DEFAULT_STORE_TIMEOUT = 10.0
+"""Seconds a PRE/POST waits for a locked store before failing open."""
+
+
+def _node_name(args: HookArgs) -> str | None:
+    node = args.text("node")
+    job = args.text("job")
+    if node is not None and job is not None and job != node:
+        args.problems.append(f"$JOB is {job!r} but the hook was written for node {node!r}")
+    return node or job
+
+
+def run_pre(argv: Sequence[str], *, now: float | None = None, environ: Mapping[str, str] | None = None) -> int:
+    """Run the PRE hook with DAGMan's argv (without the program name); the exit status."""
+    args = parse_hook_argv(argv)
+    context = args.options.get("ctx")
+    node = _node_name(args)
+    hooklog = HookLog(os.path.join(context, "hooks.log") if context else None)
+    if args.user_argv:
+        code = run_user_script(args.user_argv, os.getcwd())
+        if code != 0:
+            hooklog.line("PRE", node, f"user PRE {args.user_argv[0]} exited {code}: passing it to DAGMan")
+            return exit_status(code)
+    submit, out = args.options.get("submit"), args.options.get("out")
+    try:
+        if context is None or node is None:
+            raise ValueError("hook argv lacks --ctx or --node/$JOB")
+        message = _pre(args, context, node, now if now is not None else time.time(), environ)
+    except Exception as err:  # fail open on anything: the node must run as without us
+        why = describe(err)
+        if args.problems:
+            why += " [" + "; ".join(args.problems) + "]"
+        _forget_state(context, node)
+        return fail_open_pre(submit, out, node, hooklog, why)
+    if args.problems:
+        message += " [" + "; ".join(args.problems) + "]"
+    hooklog.line("PRE", node, message)
+    return 0
+
+
+def _forget_state(context: str | None, node: str | None) -> None:
+    if context is None or node is None:
+        return
+    from condor_rlrep.hooks.layout import node_state_path
+
+    try:
+        os.unlink(node_state_path(context, node))
+    except OSError:
+        pass
+
+
+def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[str, str] | None) -> str:
+    from condor_rlrep.condor.submit import find_queue, replica_description, validate_description, write_atomic
+    from condor_rlrep.hooks.layout import HookSettings, node_state_path
+    from condor_rlrep.hooks.runstate import workflow_start, write_node_state
+
+    settings = HookSettings.load(context)
+    submit, out = args.require("submit"), args.require("out")
+    retry = args.integer("retry")
+    dagid = args.text("dagid")
+    with open(submit, encoding="utf-8") as handle:
+        text = handle.read()
+    run = workflow_start(context, str(settings.dag), dagid, now)
+    try:  # the node's cluster is submitted after PRE: POST reads the log from here on
+        log_offset = os.stat(settings.node_log_path()).st_size
+    except OSError:
+        log_offset = 0
+    state: dict[str, Any] = {
+        "node": node, "retry": retry, "dagid": dagid, "run_id": run.run_id, "workflow_start": run.start,
+        "submit_time": now, "decision_id": None, "replicas": 1, "log_offset": log_offset,
+    }
+    statement = find_queue(text)
+    if statement.kind != "single":
+        write_node_state(node_state_path(context, node), {**state, "mode": "passthrough"})
+        write_atomic(out, text)
+        what = f"queue {statement.arguments}" if statement.line_index is not None else "no queue statement"
+        return f"retry={retry} passthrough ({what}): the user's job runs unchanged"
+    dagman_macros = {"JOB": node, "RETRY": str(retry or 0)}
+    validate_description(text, expected_procs=1, macros=dagman_macros)  # the user's own one must be valid first
+
+    from condor_rlrep.hooks.cache import load_plan
+
+    plan = load_plan(context, settings)
+    estimate = plan.node(node)[0]
+    phi = plan.criticality(node, phi=float(settings.phi), start=run.start, submit_time=now, mode=str(settings.criticality))
+    cap = min(int(settings.max_replicas), MAX_REPLICAS_BY_TOLERANCE)
+    fixed = settings.fixed_replicas()
+    decision_id = None
+    explored = False
+    if fixed is not None:
+        replicas = fixed
+    else:
+        from condor_rlrep.agent.store import SqliteStore
+
+        timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
+        with SqliteStore(settings.store_path(environ), busy_timeout=timeout) as store:
+            decision = store.decide(
+                phi_prime=phi, timestamp=now, now=now,
+                context={"dag": settings.dag, "node": node, "run": run.run_id, "retry": retry},
+            )
+        decision_id, replicas, explored = decision.decision_id, decision.replicas, decision.explored
+    chosen = "fixed" if fixed is not None else ("explore" if explored else "greedy")
+    if not 1 <= replicas <= cap:
+        chosen += f", {replicas} capped to {max(1, min(replicas, cap))} by max_replicas"
+        replicas = max(1, min(replicas, cap))
+    tags = {
+        "RlrepDagRun": run.run_id,
+        "RlrepNode": node,
+        "RlrepDecision": "" if decision_id is None else str(decision_id),
+        "RlrepReplicas": replicas,
+    }
+    body = replica_description(text, replicas=replicas, tags=tags)
+    validate_description(body, expected_procs=replicas, macros=dagman_macros)
+    write_node_state(
+        node_state_path(context, node),
+        {**state, "mode": "replicas", "decision_id": decision_id, "replicas": replicas, "phi_prime": phi,
+         "estimate": estimate, "criticality": settings.criticality, "dag_key": plan.key},
+    )
+    write_atomic(out, body)
+    return (
+        f"retry={retry} a={replicas} ({chosen}) phi'={phi:.4g} e={estimate:g}s "
+        f"s(W)={run.start:.0f} decision={decision_id} run={run.run_id}"
+    )

@@ -1,0 +1,102 @@
+"""Per-run and per-node state the hooks keep on disk (in the DAG's context).
+
+**Workflow start s(W).** The first PRE of a DAG run records the time in
+``run.json`` with DAGMan's id (``$DAGID``); later PREs of the same DAGMan (and
+every RETRY) read it back. A *new* DAGMan id starts a new run, unless DAGMan
+is running a rescue DAG: a ``<dag>.rescueNNN`` file written since the run
+started means the previous run failed and this one continues it, so s(W) — and
+with it the workflow's deadline — is kept (the ids are appended). A fresh
+submission after a success, or after ``condor_submit_dag -force`` (which
+renames rescue files away), starts a new run. Without a usable ``$DAGID``
+every call continues the recorded run. Updates hold an exclusive ``flock`` on
+``run.lock``, so concurrent PREs agree on one start.
+
+**Node state.** PRE writes ``state/<node>.json`` (decision id, replica count,
+submit time, φ′, estimate, attempt) for POST, which does not need the graph:
+a DAG edited between PRE and POST cannot change what the decision was.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+
+from condor_rlrep.condor.submit import write_atomic
+
+__all__ = ["RunInfo", "workflow_start", "write_node_state", "read_node_state"]
+
+_RESCUE = re.compile(r"\.rescue\d{3}\Z")
+
+
+class RunInfo:
+    def __init__(self, start: float, run_id: str, dagids: list[str], continued: bool):
+        self.start = start
+        self.run_id = run_id
+        self.dagids = dagids
+        self.continued = continued
+        """True when this call joined an existing run (same DAGMan or a rescue)."""
+
+
+def _rescue_written_since(dag_path: str, since: float) -> bool:
+    directory = os.path.dirname(dag_path) or "."
+    base = os.path.basename(dag_path)
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return False
+    for name in names:
+        if name.startswith(base) and _RESCUE.match(name[len(base):]):
+            try:
+                if os.stat(os.path.join(directory, name)).st_mtime >= since:
+                    return True
+            except OSError:
+                continue
+    return False
+
+
+def workflow_start(context: str, dag_path: str, dagid: str | None, now: float) -> RunInfo:
+    """s(W) of the current run of ``dag_path`` (recording it on the first call)."""
+    import fcntl  # lazy: cheap, but only PRE needs it
+
+    run_file = os.path.join(context, "run.json")
+    with open(os.path.join(context, "run.lock"), "a+") as lock:
+        fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
+        record: dict[str, Any] | None = None
+        try:
+            with open(run_file, encoding="utf-8") as handle:
+                record = json.load(handle)
+            float(record["start"])
+        except FileNotFoundError:
+            record = None
+        except (ValueError, KeyError, TypeError):
+            record = None  # a corrupt run file cannot hold a start worth keeping
+        if record is not None:
+            dagids = [str(d) for d in record.get("dagids", [])]
+            start = float(record["start"])
+            if dagid is None or dagid in dagids:
+                return RunInfo(start, str(record.get("run_id", "")), dagids, True)
+            if _rescue_written_since(dag_path, start):
+                dagids.append(dagid)
+                record["dagids"] = dagids
+                write_atomic(run_file, json.dumps(record, sort_keys=True) + "\n")
+                return RunInfo(start, str(record.get("run_id", "")), dagids, True)
+        dagids = [dagid] if dagid is not None else []
+        run_id = f"{dagid or 'dag'}@{int(now)}"
+        write_atomic(run_file, json.dumps({"start": now, "run_id": run_id, "dagids": dagids}, sort_keys=True) + "\n")
+        return RunInfo(now, run_id, dagids, False)
+
+
+def write_node_state(path: str, state: dict[str, Any]) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    write_atomic(path, json.dumps(state, sort_keys=True) + "\n")
+
+
+def read_node_state(path: str) -> dict[str, Any]:
+    """The node's PRE state; raises OSError/ValueError when missing or corrupt."""
+    with open(path, encoding="utf-8") as handle:
+        state = json.load(handle)
+    if not isinstance(state, dict):
+        raise ValueError(f"{path}: node state is not a JSON object")
+    return state

@@ -1,0 +1,428 @@
+"""Write an instrumented copy of a DAG that runs replicas through the hooks.
+
+``instrument(IN.dag, OUT.dag)`` never modifies the user's files. It writes
+``OUT.dag`` and the context directory ``OUT.dag.rlrep/`` (layout in
+:mod:`condor_rlrep.hooks.layout`):
+
+* every replicable node (a JOB that is not NOOP/DONE and whose description
+  queues one proc) gets ``SCRIPT PRE``/``SCRIPT POST`` lines calling the
+  installed ``rlrep-pre``/``rlrep-post`` by absolute path (DAGMan does no PATH
+  lookup) with only whole-token macros valid for that script type; a user's
+  own PRE/POST is kept after a ``--`` and run by our hook (DEFER/DEBUG kept);
+* its JOB points at ``OUT.dag.rlrep/nodes/<node>.sub``, which PRE rewrites on
+  every attempt; inline and SUBMIT-DESCRIPTION bodies are written out to
+  ``nodes/<node>.orig.sub`` for PRE to read;
+* ``TOLERANCE <node> 99% WAIT`` (⌊0.99·a⌋ = a − 1 failing replicas
+  tolerated; HTCondor ≥ 25.14), or with ``tolerance="config"`` a CONFIG file
+  setting ``DAGMAN_NODE_JOB_FAILURE_TOLERANCE = R − 1`` (a user CONFIG is
+  merged into the copy);
+* a SERVICE node (local universe) runs ``rlrep-reaper``.
+
+NOOP, DONE, FINAL, SERVICE, PROVISIONER and SUBDAG nodes, and nodes whose
+description queues several procs or uses itemdata, keep their definition.
+A sub-DAG is instrumented by running ``instrument`` on its own DAG file.
+
+Relative paths: DAGMan resolves a DAG's relative paths against its working
+directory; we assume the user runs the original from the DAG file's
+directory, and write every node with an absolute ``DIR`` so that the copy
+behaves the same wherever ``condor_submit_dag OUT.dag`` is run.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from condor_rlrep.dag.model import Node, Script, Workflow
+from condor_rlrep.errors import DagError, InputError
+
+__all__ = [
+    "InstrumentOptions",
+    "InstrumentResult",
+    "instrument",
+    "hook_executables",
+    "load_instrument_config",
+    "REAPER_NODE",
+    "TOLERANCE_SINCE",
+]
+
+log = logging.getLogger(__name__)
+
+REAPER_NODE = "RLREP_REAPER"
+TOLERANCE_SINCE = (25, 14, 0)
+_DAGID_SINCE = (23, 9, 6)
+
+
+@dataclass
+class InstrumentOptions:
+    """What ``condor-rlrep instrument`` takes (``--config FILE`` keys have the same names)."""
+
+    phi: float = 1.0
+    store: str | None = None
+    estimates: str | None = None
+    default_estimate: float | None = None
+    max_replicas: int = 10
+    policy: str = "agent"
+    """``agent`` (the store's strategy), a strategy name for a new store
+    (``epsilon-greedy``, ``ucb1``, ``thompson``), ``single`` or ``fixed:K``."""
+    criticality: str = "balanced"
+    dagman_version: tuple[int, int, int] = TOLERANCE_SINCE
+    tolerance: str | None = None
+    """``node`` (TOLERANCE line) or ``config`` (CONFIG knob); default by version."""
+    power_default_watts: float | None = None
+    power_hosts: dict[str, float] = field(default_factory=dict)
+    node_log: str | None = None
+    hooks_bin: str | None = None
+    reaper_interval: float = 5.0
+    store_timeout: float = 10.0
+    create_store: bool = True
+
+
+@dataclass
+class InstrumentResult:
+    dag: str
+    context: str
+    replicated: list[str]
+    passed_through: dict[str, str]
+    """Node → why it keeps its own definition."""
+    store: str | None
+    config: str | None
+    hooks: dict[str, str]
+
+
+def hook_executables(hooks_bin: str | None = None) -> dict[str, str]:
+    """Absolute paths of ``rlrep-pre``, ``rlrep-post``, ``rlrep-reaper``:
+    from ``hooks_bin``, else beside the running Python, else on PATH."""
+    found: dict[str, str] = {}
+    for name in ("rlrep-pre", "rlrep-post", "rlrep-reaper"):
+        candidates = []
+        if hooks_bin:
+            candidates.append(os.path.join(hooks_bin, name))
+        candidates.append(os.path.join(os.path.dirname(sys.executable), name))
+        on_path = shutil.which(name)
+        if on_path:
+            candidates.append(on_path)
+        for candidate in candidates:
+            if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+                found[name.split("-", 1)[1]] = os.path.abspath(candidate)
+                break
+        else:
+            raise InputError(f"hook executable {name} not found (install condor-rlrep, or pass --hooks-bin)")
+    return found
+
+
+def load_instrument_config(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """Options from a TOML or JSON file (keys as :class:`InstrumentOptions`;
+    a ``[power]`` table with ``default_watts`` and ``hosts``)."""
+    spath = os.fspath(path)
+    try:
+        with open(spath, "rb") as handle:
+            raw = handle.read()
+    except OSError as err:
+        raise InputError(f"cannot read config: {err.strerror or err}", path=spath) from err
+    try:
+        if spath.endswith(".json"):
+            data = json.loads(raw)
+        else:
+            import tomllib
+
+            data = tomllib.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as err:
+        raise InputError(f"not valid {'JSON' if spath.endswith('.json') else 'TOML'}: {err}", path=spath) from err
+    if not isinstance(data, dict):
+        raise InputError("config must be a table/object", path=spath)
+    power = data.pop("power", None)
+    if isinstance(power, Mapping):
+        if "default_watts" in power:
+            data["power_default_watts"] = float(power["default_watts"])
+        if "hosts" in power:
+            data["power_hosts"] = {str(k): float(v) for k, v in dict(power["hosts"]).items()}
+    known = set(InstrumentOptions.__dataclass_fields__)
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise InputError(f"unknown option(s) {', '.join(unknown)}", path=spath)
+    if "dagman_version" in data:
+        data["dagman_version"] = parse_version(str(data["dagman_version"]))
+    return data
+
+
+def parse_version(text: str) -> tuple[int, int, int]:
+    try:
+        parts = [int(p) for p in text.strip().split(".")]
+    except ValueError as err:
+        raise InputError(f"bad HTCondor version {text!r} (expected e.g. 25.14.0)") from err
+    parts = (parts + [0, 0, 0])[:3]
+    return parts[0], parts[1], parts[2]
+
+
+def _blank(text: str) -> bool:
+    return any(c.isspace() for c in text)
+
+
+def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], options: InstrumentOptions | None = None) -> InstrumentResult:
+    """Write the instrumented copy of DAG ``source`` to ``out`` (see the module doc)."""
+    from condor_rlrep.condor.submit import find_queue, write_atomic
+    from condor_rlrep.dag.load import detect_format
+    from condor_rlrep.dag.parser import read_dag
+    from condor_rlrep.dag.writer import write_dag
+    from condor_rlrep.hooks.layout import (
+        HookSettings,
+        context_dir_for,
+        node_original_path,
+        node_submit_path,
+    )
+
+    opts = options or InstrumentOptions()
+    src = os.path.abspath(os.fspath(source))
+    dst = os.path.abspath(os.fspath(out))
+    if src == dst:
+        raise InputError("the instrumented copy must not overwrite the DAG itself (choose another -o)", path=src)
+    with open(src, "rb") as handle:
+        if detect_format(handle.read(4096), src) != "dag":
+            raise InputError("not a DAGMan DAG file; turn it into one with `condor-rlrep export` first", path=src)
+    hook_policy = _hook_policy(opts.policy)
+    if not (isinstance(opts.phi, (int, float)) and -1.0 < opts.phi < float("inf")):
+        raise InputError(f"the contingency phi must be a finite number > -1, got {opts.phi!r}")
+    if not 1 <= opts.max_replicas <= 100:
+        raise InputError(f"--max-replicas must be within 1..100 (TOLERANCE 99% covers a <= 100), got {opts.max_replicas}")
+    if opts.criticality not in ("balanced", "current"):
+        raise InputError(f"criticality must be 'balanced' or 'current', got {opts.criticality!r}")
+    tolerance = opts.tolerance or ("node" if opts.dagman_version >= TOLERANCE_SINCE else "config")
+    if tolerance not in ("node", "config"):
+        raise InputError(f"tolerance must be 'node' or 'config', got {tolerance!r}")
+    if tolerance == "node" and opts.dagman_version < TOLERANCE_SINCE:
+        raise InputError("TOLERANCE needs HTCondor >= 25.14; use the CONFIG knob (--no-tolerance)")
+    hooks = hook_executables(opts.hooks_bin)
+    workflow = read_dag(src)
+    src_dir = os.path.dirname(src)
+    context = context_dir_for(dst)
+    for path in (context, *hooks.values()):
+        if _blank(path):
+            raise InputError(f"path {path!r} contains a blank: DAGMan splits SCRIPT arguments on blanks")
+    estimates_path = os.path.abspath(opts.estimates) if opts.estimates else None
+    _check_estimates(workflow, estimates_path, opts.default_estimate)
+    for sub in ("nodes", "state", "cache", "spool"):
+        os.makedirs(os.path.join(context, sub), exist_ok=True)
+
+    replicated: list[str] = []
+    passed: dict[str, str] = {}
+    with_dagid = opts.dagman_version >= _DAGID_SINCE
+    with_success = opts.dagman_version >= TOLERANCE_SINCE
+    for node in workflow.nodes.values():
+        node_dir = os.path.abspath(os.path.join(src_dir, node.directory or ""))
+        node.directory = node_dir
+        if node.kind != "JOB" or node.noop or node.done:
+            passed[node.name] = "NOOP" if node.noop else ("DONE" if node.done else node.kind)
+            if node.kind == "SUBDAG" and node.submit and not os.path.isabs(node.submit):
+                node.submit = os.path.join(node_dir, node.submit)
+            elif node.submit and node.inline_submit is None and node.submit not in workflow.submit_descriptions:
+                node.submit = os.path.join(node_dir, node.submit)
+            continue
+        original, body = _original(workflow, node, node_dir, node_original_path(context, node.name))
+        if body is not None:
+            write_atomic(original, body)
+        text = body
+        if text is None and os.path.isfile(original):
+            with open(original, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        if text is not None:
+            statement = find_queue(text)
+            if statement.kind != "single":
+                what = f"queue {statement.arguments}" if statement.line_index is not None else "no queue statement"
+                passed[node.name] = f"own description has {what}"
+                if node.inline_submit is None and node.submit not in workflow.submit_descriptions:
+                    node.submit = original
+                continue
+        if _blank(original):
+            link = node_original_path(context, node.name)
+            if os.path.lexists(link):
+                os.unlink(link)
+            os.symlink(original, link)
+            original = link
+        # DAGMan reads the node's submit file only after PRE succeeded, and PRE
+        # (re)writes it on every attempt: nothing to write here.
+        generated = node_submit_path(context, node.name)
+        node.submit = generated
+        node.inline_submit = None
+        _add_scripts(node, hooks, context, original, generated, with_dagid, with_success)
+        if tolerance == "node":
+            node.tolerance = "99% WAIT"
+        replicated.append(node.name)
+
+    spliced = any("+" in name for name in workflow.nodes)
+    config_path = _config(workflow, src_dir, context, tolerance, opts.max_replicas, spliced)
+    _add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval)
+    write_dag(workflow, dst, allow_any_node_name_characters=spliced)
+
+    store_path = _prepare_store(opts)
+    settings = HookSettings(
+        dag=dst, source_dag=src, node_log=os.path.abspath(opts.node_log) if opts.node_log else None,
+        store=store_path, phi=float(opts.phi), criticality=opts.criticality, max_replicas=int(opts.max_replicas),
+        policy=hook_policy, estimates=estimates_path, default_estimate=opts.default_estimate,
+        power_default_watts=opts.power_default_watts, power_hosts=dict(opts.power_hosts), tolerance=tolerance,
+        store_timeout=float(opts.store_timeout), allow_any_node_name_characters=spliced,
+    )
+    settings.fixed_replicas()  # validates fixed:K
+    settings.save(context)
+    from condor_rlrep.hooks.cache import load_plan
+
+    load_plan(context, settings)  # parse once now: the first PRE finds the cache warm
+    return InstrumentResult(dst, context, replicated, passed, store_path, config_path, hooks)
+
+
+def _hook_policy(policy: str) -> str:
+    if policy in ("agent", "epsilon-greedy", "ucb1", "thompson"):
+        return "agent"
+    if policy == "single":
+        return policy
+    if policy.startswith("fixed:"):
+        try:
+            k = int(policy.split(":", 1)[1])
+        except ValueError:
+            k = 0
+        if 1 <= k <= 100:
+            return policy
+    raise InputError(f"unknown policy {policy!r} (agent, epsilon-greedy, ucb1, thompson, single, fixed:K with 1<=K<=100)")
+
+
+def _check_estimates(workflow: Workflow, estimates_path: str | None, default: float | None) -> None:
+    from condor_rlrep.estimates import read_estimates, resolve_estimates
+
+    sidecar = read_estimates(estimates_path) if estimates_path else None
+    resolve_estimates(workflow, sidecar=sidecar, default_estimate=default)  # raises naming the nodes
+
+
+def _original(workflow: Workflow, node: Node, node_dir: str, body_path: str) -> tuple[str, str | None]:
+    """Path PRE reads the user's description from, and a body to write there first."""
+    if node.inline_submit is not None:
+        return body_path, node.inline_submit.rstrip("\n") + "\n"
+    if node.submit in workflow.submit_descriptions:
+        return body_path, workflow.submit_descriptions[str(node.submit)].rstrip("\n") + "\n"
+    if node.submit is None:
+        raise DagError(f"node {node.name} has no submit description", path=workflow.source_path, line=node.source_line)
+    return os.path.join(node_dir, node.submit), None
+
+
+def _macro_positions(argv: list[str], macro: str) -> str | None:
+    hits = [str(i) for i, token in enumerate(argv) if token.upper() == macro]
+    return ",".join(hits) if hits else None
+
+
+def _add_scripts(
+    node: Node, hooks: Mapping[str, str], context: str, original: str, generated: str, with_dagid: bool, with_success: bool
+) -> None:
+    user_pre = node.scripts.get("PRE")
+    user_post = node.scripts.get("POST")
+    pre = ["--ctx", context, "--node", node.name, "--submit", original, "--out", generated,
+           "--job", "$JOB", "--retry", "$RETRY", "--max-retries", "$MAX_RETRIES"]
+    if with_dagid:
+        pre += ["--dagid", "$DAGID"]
+    post = ["--ctx", context, "--node", node.name, "--job", "$JOB", "--retry", "$RETRY", "--jobid", "$JOBID",
+            "--return", "$RETURN"]
+    if with_dagid:
+        post += ["--dagid", "$DAGID", "--cluster", "$CLUSTERID"]
+    if with_success:
+        post += ["--success", "$SUCCESS"]
+    if user_pre is not None:
+        pre += ["--", *user_pre.argv]
+    if user_post is not None:
+        argv = user_post.argv
+        for option, macro in (("--user-return-at", "$RETURN"), ("--user-success-at", "$SUCCESS")):
+            positions = _macro_positions(argv, macro)
+            if positions:
+                post += [option, positions]
+        post += ["--", *argv]
+    node.scripts["PRE"] = _script("PRE", hooks["pre"], pre, user_pre)
+    node.scripts["POST"] = _script("POST", hooks["post"], post, user_post)
+
+
+def _script(kind: str, executable: str, arguments: list[str], user: Script | None) -> Script:
+    if user is None:
+        return Script(kind, executable, arguments)  # type: ignore[arg-type]
+    return Script(
+        kind, executable, arguments,  # type: ignore[arg-type]
+        defer_status=user.defer_status, defer_seconds=user.defer_seconds,
+        debug_file=user.debug_file, debug_type=user.debug_type,
+    )
+
+
+def _config(
+    workflow: Workflow, src_dir: str, context: str, tolerance: str, max_replicas: int, spliced: bool
+) -> str | None:
+    """The DAG's CONFIG: the user's (absolute), or a merged copy when we need knobs."""
+    from condor_rlrep.condor.submit import write_atomic
+
+    user = None
+    if workflow.config:
+        user = os.path.join(src_dir, workflow.config)
+    knobs = []
+    if tolerance == "config":
+        knobs += [
+            "# condor-rlrep: tolerate a - 1 failing replicas of a node (R - 1 at most)",
+            f"DAGMAN_NODE_JOB_FAILURE_TOLERANCE = {max(0, max_replicas - 1)}",
+        ]
+    if spliced:
+        knobs += [
+            "# condor-rlrep: the copy is flat; spliced nodes keep their 'splice+node' names",
+            "DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS = True",
+        ]
+    if not knobs:
+        workflow.config = user
+        return user
+    merged = ""
+    if user is not None:
+        try:
+            with open(user, encoding="utf-8") as handle:
+                merged = handle.read().rstrip("\n") + "\n"
+        except OSError as err:
+            raise InputError(f"CONFIG file cannot be read: {err.strerror or err}", path=user) from err
+    merged += "\n".join(knobs) + "\n"
+    path = os.path.join(context, "dagman.config")
+    write_atomic(path, merged)
+    workflow.config = path
+    return path
+
+
+def _quote_argument(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _add_reaper(workflow: Workflow, executable: str, context: str, interval: float) -> None:
+    from condor_rlrep.condor.submit import write_atomic
+
+    name = REAPER_NODE
+    while name in workflow.nodes:
+        name += "_"
+    args = " ".join(_quote_argument(a) for a in ("--ctx", context, "--interval", f"{interval:g}"))
+    submit = os.path.join(context, "reaper.sub")
+    write_atomic(
+        submit,
+        "# condor-rlrep reaper: removes surplus replicas once one has succeeded\n"
+        "universe = local\n"
+        f"executable = {executable}\n"
+        f'arguments = "{args}"\n'
+        f"output = {os.path.join(context, 'reaper.out')}\n"
+        f"error = {os.path.join(context, 'reaper.err')}\n"
+        "getenv = true\n"
+        "queue\n",
+    )
+    workflow.nodes[name] = Node(name=name, kind="SERVICE", submit=submit, directory=context)
+
+
+def _prepare_store(opts: InstrumentOptions) -> str | None:
+    if opts.policy == "single" or opts.policy.startswith("fixed:"):
+        return os.path.abspath(opts.store) if opts.store else None
+    from condor_rlrep.agent.config import AgentConfig
+    from condor_rlrep.agent.store import SqliteStore, default_store_path
+
+    path = os.path.abspath(opts.store) if opts.store else os.fspath(default_store_path())
+    if not os.path.exists(path) and opts.create_store:
+        strategy = opts.policy if opts.policy != "agent" else "epsilon-greedy"
+        SqliteStore.create(path, AgentConfig(max_replicas=opts.max_replicas, strategy=strategy)).close()  # type: ignore[arg-type]
+    return path if opts.store else None

@@ -1,0 +1,44 @@
+"""Hooks start thousands of times per DAG: the warm PRE and POST must import
+neither scipy nor matplotlib (nor numpy, networkx, click, the DAG parser)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from _hookutil import FIGURE1, post_macros, pre_macros, script_argv, substitute
+from condor_rlrep.condor.eventlog_writer import EventLogWriter
+from condor_rlrep.instrument import InstrumentOptions, instrument
+
+FORBIDDEN = ("scipy", "matplotlib", "numpy", "networkx", "click", "condor_rlrep.dag.parser", "condor_rlrep.graph")
+
+
+def _imported(argv: list[str], cwd: str) -> set[str]:
+    """Modules a real hook executable imports (``python -X importtime``)."""
+    done = subprocess.run([sys.executable, "-X", "importtime", *argv], cwd=cwd, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120, check=False)
+    names = set()
+    for line in done.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    assert "condor_rlrep.hooks.entry" in names, done.stderr[-2000:]
+    return names
+
+
+def test_warm_hooks_import_no_heavy_modules(tmp_path: Path) -> None:
+    out = tmp_path / "o" / "fig.dag"
+    instrument(FIGURE1, out, InstrumentOptions(store=str(tmp_path / "s.sqlite")))  # builds the cache
+    argv, cwd = script_argv(out, "A", "PRE")
+    pre_modules = _imported(substitute(argv, {"$JOB": "A", **pre_macros()}), cwd)
+    assert "condor_rlrep.agent.store" in pre_modules and "htcondor2" in pre_modules
+    w = EventLogWriter(str(out) + ".nodes.log")
+    w.submit(5, 0, 1e9, "A")
+    w.execute(5, 0, 1e9 + 1, "h")
+    w.terminate(5, 0, 1e9 + 9, exit_code=0)
+    argv, cwd = script_argv(out, "A", "POST")
+    post_modules = _imported(substitute(argv, {"$JOB": "A", **post_macros(5, 1, 0)}), cwd)
+    assert "condor_rlrep.outcome" in post_modules
+    for modules in (pre_modules, post_modules):
+        heavy = {m for m in modules if m.split(".")[0] in FORBIDDEN or m in FORBIDDEN}
+        assert not heavy, heavy
