@@ -1,0 +1,266 @@
+"""BottleMod model files (TOML; JSON with the same structure also works,
+chosen by a ``.json`` suffix).
+
+Format (all tables optional unless marked; units are the user's, consistent
+within the file — typically seconds, bytes and bytes/s or CPU-seconds)::
+
+    name = "paper-eval"                 # optional
+
+    [links.net]                         # a link shared by several transfers
+    capacity = 12780544                 # function of time: rate of the link
+
+    [tasks.dl1]
+    max_progress = 1137486559           # required, > 0: progress at the finish
+    start = 0                           # optional: time the task may begin
+    output = { points = [[0, 0], [1, 1]] }   # optional, O(p); default: identity
+
+    [tasks.dl1.inputs.remote]           # a data input named "remote"
+    requirement = { points = [[0, 0], [1137486559, 1137486559]] }  # R(k): progress
+    source = 1137486559                 # external input I(t): amount over time
+    # from = "other_task"               # ... or the output of another task
+
+    [tasks.dl1.resources.net]           # a resource named "net"
+    requirement = 1                     # Q(p): resource per unit of progress
+    link = "net"                        # a share of link "net" ...
+    weight = 50                         # ... with this weight (default 1)
+    # allocation = { steps = [[0, 1], [30, 0.5]] }  # ... or a rate over time
+
+A *function* is written as one of:
+
+* a number: that constant everywhere;
+* ``{ points = [[x, y], ...] }``: piecewise-linear through the points; a
+  repeated ``x`` is a jump, and the last point listed at that ``x`` is the
+  value there (right-continuous); constant before the first and after the
+  last point;
+* ``{ steps = [[x, v], ...] }``: piecewise constant, ``v`` from ``x`` on;
+* ``{ ppoly = { x = [...], c = [[...], ...] } }``: polynomial pieces in the
+  layout of ``scipy.interpolate.PPoly`` (``c[m][i]`` multiplies
+  ``(x - x[i]) ** (degree - m)``), optional ``left``/``end`` values for
+  outside ``[x[0], x[-1]]``.
+
+Requirement and input functions must be non-decreasing; resource
+requirements must be piecewise constant (``steps`` or a number); allocations
+and link capacities piecewise-linear and non-negative.  Every problem is
+reported as :class:`~condor_rlrep.errors.ModelError` with the file, the line
+when it can be found, and the dotted name of the item at fault.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from condor_rlrep.bottlemod.functions import PFunc
+from condor_rlrep.bottlemod.model import DataInput, Link, Resource, Task, Workflow
+from condor_rlrep.errors import ModelError
+
+__all__ = ["load_model", "parse_model", "model_from_dict", "parse_function", "predict_finish"]
+
+
+def load_model(path: str | Path) -> Workflow:
+    """Read and validate a model file."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ModelError(f"cannot read model: {err.strerror or err}", path=str(path)) from err
+    return parse_model(text, source=str(path), fmt="json" if path.suffix.lower() == ".json" else "toml")
+
+
+def parse_model(text: str, source: str | None = None, fmt: str = "toml") -> Workflow:
+    """Parse and validate the text of a model file (``fmt``: "toml" or "json",
+    the same structure either way)."""
+    if fmt == "json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise ModelError(f"not valid JSON: {err.msg}", path=source, line=err.lineno) from err
+        if not isinstance(data, dict):
+            raise ModelError("a JSON model must be an object", path=source)
+        wf = model_from_dict(data, source=source)
+        wf.validate()
+        return wf
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        m = re.search(r"\(at line (\d+), column \d+\)", str(err))
+        line = int(m.group(1)) if m else None
+        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
+        raise ModelError(f"not valid TOML: {msg}", path=source, line=line) from err
+    try:
+        wf = model_from_dict(data, source=source)
+        wf.validate()
+    except ModelError as err:
+        if err.line is None and source is not None:
+            item = err.message.split(":", 1)[0]
+            raise ModelError(err.message, path=source, line=_locate(text, item)) from None
+        raise
+    return wf
+
+
+def model_from_dict(data: Mapping[str, Any], source: str | None = None) -> Workflow:
+    """Build a :class:`Workflow` from parsed TOML (or JSON) data."""
+
+    def fail(item: str, msg: str) -> None:
+        raise ModelError(f"{item}: {msg}", path=source)
+
+    _check_keys(data, {"name", "links", "tasks"}, "", fail)
+    links = []
+    for lname, spec in _table(data.get("links", {}), "links", fail).items():
+        spec = _table(spec, f"links.{lname}", fail)
+        _check_keys(spec, {"capacity"}, f"links.{lname}", fail)
+        if "capacity" not in spec:
+            fail(f"links.{lname}", "missing 'capacity'")
+        links.append(Link(lname, parse_function(spec["capacity"], f"links.{lname}.capacity", source)))
+    tasks = []
+    for tname, spec in _table(data.get("tasks", {}), "tasks", fail).items():
+        w = f"tasks.{tname}"
+        spec = _table(spec, w, fail)
+        _check_keys(spec, {"max_progress", "start", "output", "inputs", "resources"}, w, fail)
+        if "max_progress" not in spec:
+            fail(w, "missing 'max_progress'")
+        pmax = _number(spec["max_progress"], f"{w}.max_progress", fail)
+        start = _number(spec.get("start", 0.0), f"{w}.start", fail)
+        output = parse_function(spec["output"], f"{w}.output", source) if "output" in spec else None
+        inputs = []
+        for iname, ispec in _table(spec.get("inputs", {}), f"{w}.inputs", fail).items():
+            wi = f"{w}.inputs.{iname}"
+            ispec = _table(ispec, wi, fail)
+            _check_keys(ispec, {"requirement", "source", "from"}, wi, fail)
+            if "requirement" not in ispec:
+                fail(wi, "missing 'requirement'")
+            src = parse_function(ispec["source"], f"{wi}.source", source) if "source" in ispec else None
+            frm = ispec.get("from")
+            if frm is not None and not isinstance(frm, str):
+                fail(f"{wi}.from", "must be a task name")
+            inputs.append(DataInput(iname, parse_function(ispec["requirement"], f"{wi}.requirement", source),
+                                    source=src, from_task=frm))
+        resources = []
+        for rname, rspec in _table(spec.get("resources", {}), f"{w}.resources", fail).items():
+            wr = f"{w}.resources.{rname}"
+            rspec = _table(rspec, wr, fail)
+            _check_keys(rspec, {"requirement", "allocation", "link", "weight"}, wr, fail)
+            if "requirement" not in rspec:
+                fail(wr, "missing 'requirement'")
+            alloc = parse_function(rspec["allocation"], f"{wr}.allocation", source) if "allocation" in rspec else None
+            link = rspec.get("link")
+            if link is not None and not isinstance(link, str):
+                fail(f"{wr}.link", "must be a link name")
+            resources.append(Resource(rname, parse_function(rspec["requirement"], f"{wr}.requirement", source),
+                                      allocation=alloc, link=link,
+                                      weight=_number(rspec.get("weight", 1.0), f"{wr}.weight", fail)))
+        tasks.append(Task(tname, pmax, tuple(inputs), tuple(resources), output, start))
+    name = data.get("name", "")
+    if not isinstance(name, str):
+        fail("name", "must be a string")
+    return Workflow(tuple(tasks), tuple(links), name, source)
+
+
+def parse_function(spec: Any, item: str, source: str | None = None) -> PFunc:
+    """One function from its file notation (see the module docstring)."""
+
+    def fail(msg: str) -> None:
+        raise ModelError(f"{item}: {msg}", path=source)
+
+    if isinstance(spec, bool):
+        fail("expected a number or a table with 'points', 'steps' or 'ppoly'")
+    if isinstance(spec, (int, float)):
+        if not math.isfinite(spec):
+            fail("must be finite")
+        return PFunc.constant(float(spec))
+    if not isinstance(spec, Mapping):
+        fail("expected a number or a table with 'points', 'steps' or 'ppoly'")
+    kinds = [k for k in ("points", "steps", "ppoly") if k in spec]
+    if len(kinds) != 1:
+        fail("needs exactly one of 'points', 'steps' or 'ppoly'")
+    kind = kinds[0]
+    extra = set(spec) - {kind, "left", "end"} if kind == "ppoly" else set(spec) - {kind}
+    if extra:
+        fail(f"unknown key {sorted(extra)[0]!r}")
+    try:
+        if kind == "ppoly":
+            body = spec[kind]
+            if not isinstance(body, Mapping) or "x" not in body or "c" not in body:
+                fail("'ppoly' needs 'x' and 'c'")
+            return PFunc(body["x"], body["c"], spec.get("left"), spec.get("end"))
+        pairs = spec[kind]
+        if not isinstance(pairs, list) or not pairs or not all(
+            isinstance(p, list) and len(p) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                                                        for v in p) for p in pairs):
+            fail(f"'{kind}' must be a non-empty list of [x, y] number pairs")
+        xs = [float(p[0]) for p in pairs]
+        ys = [float(p[1]) for p in pairs]
+        return PFunc.from_points(xs, ys) if kind == "points" else PFunc.from_steps(xs, ys)
+    except (ValueError, TypeError) as err:
+        fail(str(err))
+    raise AssertionError("unreachable")
+
+
+def predict_finish(model_path: str | Path, task: str | None = None) -> float:
+    """Predicted finish time (model time units, seconds by convention) of
+    ``task``, or the workflow's makespan when ``task`` is ``None``.
+
+    Raises :class:`ModelError` when the model is invalid or the task (or some
+    task, for the makespan) never finishes.
+    """
+    from condor_rlrep.bottlemod.analysis import analyze
+
+    wf = load_model(model_path)
+    result = analyze(wf)
+    if task is None:
+        unfinished = [n for n, r in result.tasks.items() if r.finish is None]
+        if unfinished:
+            raise ModelError(f"task {unfinished[0]!r} never finishes", path=str(model_path))
+        return float(result.makespan)  # type: ignore[arg-type]
+    if task not in result.tasks:
+        raise ModelError(f"no task named {task!r}", path=str(model_path))
+    fin = result.tasks[task].finish
+    if fin is None:
+        raise ModelError(f"task {task!r} never finishes", path=str(model_path))
+    return float(fin)
+
+
+# ------------------------------------------------------------------ helpers
+def _table(v: Any, item: str, fail) -> Mapping[str, Any]:
+    if not isinstance(v, Mapping):
+        fail(item, "must be a table")
+    return v
+
+
+def _number(v: Any, item: str, fail) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+        fail(item, "must be a finite number")
+    return float(v)
+
+
+def _check_keys(spec: Mapping[str, Any], allowed: set[str], item: str, fail) -> None:
+    extra = sorted(set(spec) - allowed)
+    if extra:
+        fail(f"{item}.{extra[0]}" if item else extra[0], "unknown key")
+
+
+def _locate(text: str, item: str) -> int | None:
+    """Line of ``item`` (a dotted name) in the TOML text, best effort."""
+    parts = item.split(".")
+    lines = text.splitlines()
+    header = re.compile(r"^\s*\[\s*([^\]]+?)\s*\]\s*(#.*)?$")
+    for cut in range(len(parts), 0, -1):
+        prefix = ".".join(parts[:cut])
+        for no, line in enumerate(lines, 1):
+            m = header.match(line)
+            if m and m.group(1).replace(" ", "").replace('"', "") == prefix:
+                if cut == len(parts):
+                    return no
+                key = parts[cut]
+                for no2 in range(no, len(lines)):
+                    if header.match(lines[no2]):
+                        break
+                    if re.match(rf"^\s*{re.escape(key)}\s*=", lines[no2]):
+                        return no2 + 1
+                return no
+    return None

@@ -1,0 +1,220 @@
+"""Model files, predict_finish, the CLI, and import hygiene."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from condor_rlrep.bottlemod import load_model, parse_function, parse_model, predict_finish
+from condor_rlrep.errors import ModelError
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "bottlemod"
+
+SMALL = """
+name = "small"
+[tasks.a]
+max_progress = 100
+[tasks.a.inputs.in]
+requirement = { points = [[0, 0], [100, 100]] }
+source = { points = [[0, 0], [50, 100]] }
+[tasks.a.resources.cpu]
+requirement = { steps = [[0, 1], [50, 2]] }
+allocation = { steps = [[0, 4], [10, 1]] }
+
+[tasks.b]
+max_progress = 10
+[tasks.b.inputs.x]
+from = "a"
+requirement = { points = [[0, 0], [100, 0], [100, 10]] }
+[tasks.b.resources.cpu]
+requirement = 1
+allocation = 1
+"""
+
+
+def test_small_model_hand_computed(tmp_path):
+    p = tmp_path / "m.toml"
+    p.write_text(SMALL)
+    # a: data 2/s, CPU 4/s then 1/s from t = 10 (p = 20 there, data-bound so far);
+    # then CPU-bound at 1/s to p = 50 at t = 40, then 0.5/s: 50 more take 100 s.
+    assert predict_finish(p, "a") == pytest.approx(140.0)
+    assert predict_finish(p, "b") == pytest.approx(150.0)
+    assert predict_finish(p) == pytest.approx(150.0)
+
+
+def test_functions_notation():
+    f = parse_function({"points": [[0, 0], [1, 1], [1, 3]]}, "x")
+    assert f(1.0) == 3.0
+    assert parse_function(2.5, "x")(100.0) == 2.5
+    g = parse_function({"ppoly": {"x": [0, 2], "c": [[1], [0], [0]]}, "end": 4}, "x")
+    assert g(1.0) == pytest.approx(1.0) and g(3.0) == 4.0
+    for bad, msg in [({"points": []}, "non-empty"), ({"points": [[1, 0], [0, 1]]}, "non-decreasing"),
+                     ({"steps": [[0, 1]], "points": [[0, 1]]}, "exactly one"), (True, "expected"),
+                     ({"points": [[0, "a"]]}, "number pairs"), ({"steps": [[0, 1]], "x": 1}, "unknown key")]:
+        with pytest.raises(ModelError, match=msg):
+            parse_function(bad, "tasks.a.x")
+
+
+@pytest.mark.parametrize(
+    "edit, item, msg",
+    [
+        (("max_progress = 100", "max_progress = -1"), "tasks.a.max_progress", "positive"),
+        (('from = "a"', 'from = "zz"'), "tasks.b.inputs.x.from", "unknown task"),
+        (("requirement = { steps = [[0, 1], [50, 2]] }", "requirement = { points = [[0, 1], [50, 2]] }"),
+         "tasks.a.resources.cpu.requirement", "piecewise constant"),
+        (("source = { points = [[0, 0], [50, 100]] }", "source = { points = [[0, 10], [50, 0]] }"),
+         "tasks.a.inputs.in.source", "non-decreasing"),
+        (("allocation = 1\n", "allocation = -1\n"), "tasks.b.resources.cpu.allocation", "negative"),
+        (("allocation = 1\n", "allocaton = 1\n"), "tasks.b.resources.cpu.allocaton", "unknown key"),
+    ],
+)
+def test_loader_errors_name_file_line_and_item(tmp_path, edit, item, msg):
+    p = tmp_path / "bad.toml"
+    p.write_text(SMALL.replace(*edit))
+    with pytest.raises(ModelError) as err:
+        load_model(p)
+    text = str(err.value)
+    assert text.startswith(str(p) + ":")
+    assert item in text and msg in text
+    assert err.value.line is not None
+    assert item.split(".")[-1] in SMALL.replace(*edit).splitlines()[err.value.line - 1] or "[" in \
+        SMALL.replace(*edit).splitlines()[err.value.line - 1]
+
+
+def test_syntax_error_has_line(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text("[tasks.a]\nmax_progress = = 3\n")
+    with pytest.raises(ModelError) as err:
+        load_model(p)
+    assert err.value.line == 2 and "not valid TOML" in str(err.value)
+
+
+def test_predict_finish_raises_when_never_finishing(tmp_path):
+    p = tmp_path / "m.toml"
+    p.write_text(SMALL.replace("[50, 100]] }", "[50, 60]] }"))
+    with pytest.raises(ModelError, match="never finishes"):
+        predict_finish(p, "a")
+    with pytest.raises(ModelError, match="never finishes"):
+        predict_finish(p)
+    with pytest.raises(ModelError, match="no task"):
+        predict_finish(EXAMPLES / "paper_50_50.toml", "nope")
+    with pytest.raises(ModelError, match="cannot read"):
+        predict_finish(tmp_path / "missing.toml")
+
+
+def test_examples_load():
+    for p in sorted(EXAMPLES.glob("*.toml")):
+        wf = load_model(p)
+        assert {t.name for t in wf.tasks} == {"dl1", "dl2", "whole", "stream", "merge"}
+    assert parse_model(SMALL).name == "small"
+
+
+def test_cli_analyze_text_json_and_plot(tmp_path):
+    from condor_rlrep.cli.bottlemod_cmd import bottlemod
+
+    runner = CliRunner()
+    model = str(EXAMPLES / "paper_50_50.toml")
+    out = runner.invoke(bottlemod, ["analyze", model])
+    assert out.exit_code == 0, out.output
+    assert "makespan 260.003" in out.output and "resource:cpu" in out.output
+    js = runner.invoke(bottlemod, ["analyze", model, "--json", "--plot", str(tmp_path / "p.png")])
+    assert js.exit_code == 0, js.output
+    data = json.loads(js.output)
+    assert data["tasks"]["whole"]["bottlenecks"][-1]["name"] == "cpu"
+    assert data["makespan"] == pytest.approx(predict_finish(model))
+    assert (tmp_path / "p.png").stat().st_size > 1000
+
+
+def test_cli_error_is_one_line(tmp_path):
+    p = tmp_path / "bad.toml"
+    p.write_text("[tasks.a]\nmax_progress = 0\n")
+    # main() is the entry point; call it the way the console script does
+    proc = subprocess.run([sys.executable, "-c", "from condor_rlrep.cli.main import main; main()",
+                           "bottlemod", "analyze", str(p)], capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr and "tasks.a.max_progress" in proc.stderr
+
+
+def test_import_hygiene():
+    code = (
+        "import sys, condor_rlrep.bottlemod, condor_rlrep.cli.bottlemod_cmd\n"
+        "assert 'matplotlib' not in sys.modules, 'matplotlib imported eagerly'\n"
+        "assert 'scipy' not in sys.modules, 'scipy imported eagerly'\n"
+        "import condor_rlrep.cli.main\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+    code2 = "import sys, condor_rlrep.cli.main, condor_rlrep.outcome\nassert 'condor_rlrep.bottlemod' not in sys.modules"
+    subprocess.run([sys.executable, "-c", code2], check=True)
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 3), st.floats(-1e6, 1e6)), min_size=1, max_size=12))
+def test_points_notation_roundtrip(steps):
+    # points with non-decreasing x (some repeated: jumps); the value at each
+    # distinct x is the last y listed there, and points() gives them back
+    xs, x = [], 0.0
+    for dx, _ in steps:
+        x += dx
+        xs.append(x)
+    ys = [y for _, y in steps]
+    f = parse_function({"points": [[a, b] for a, b in zip(xs, ys)]}, "f")
+    last = {}
+    for a, b in zip(xs, ys):
+        last[a] = b
+    for a, b in last.items():
+        assert f(a) == pytest.approx(b, rel=1e-9, abs=1e-6)
+    px, py = f.points()
+    g = parse_function({"points": [[a, b] for a, b in zip(px.tolist(), py.tolist())]}, "g")
+    probe = sorted(set(xs)) + [xs[0] - 1, xs[-1] + 1] + [(a + b) / 2 for a, b in zip(xs, xs[1:])]
+    for t in probe:
+        assert g(t) == pytest.approx(f(t), rel=1e-9, abs=1e-6)
+
+
+def test_cli_gain():
+    from condor_rlrep.cli.bottlemod_cmd import bottlemod
+
+    out = CliRunner().invoke(bottlemod, ["gain", str(EXAMPLES / "paper_50_50.toml"), "whole", "resource:cpu",
+                                         "--factor", "2"])
+    assert out.exit_code == 0, out.output
+    # CPU twice as fast: whole ends 41 s after the downloads instead of 82 s
+    assert "gain 41" in out.output
+
+
+def test_estimate_source_for_dag_nodes(tmp_path):
+    from condor_rlrep.bottlemod.estimate import estimate_source, split_spec
+    from condor_rlrep.dag.model import Node, VarAssignment
+
+    (tmp_path / "m.toml").write_text(SMALL)
+    src = estimate_source(tmp_path)
+    node = Node("n", vars=[VarAssignment("rlrep_bottlemod", "m.toml#a")])
+    assert src(node) == pytest.approx(140.0)
+    assert src(Node("m", vars=[VarAssignment("rlrep_bottlemod", "m.toml")])) == pytest.approx(150.0)
+    assert src(Node("plain")) is None
+    assert split_spec("a/b.toml#t") == ("a/b.toml", "t") and split_spec("a.toml") == ("a.toml", None)
+    with pytest.raises(ModelError, match="node bad: .*no task 'zz'"):
+        src(Node("bad", vars=[VarAssignment("rlrep_bottlemod", "m.toml#zz")]))
+    # relative to the DAG file's directory when no base_dir is given
+    dag_node = Node("d", vars=[VarAssignment("rlrep_bottlemod", "m.toml#b")], source_path=str(tmp_path / "w.dag"))
+    assert estimate_source()(dag_node) == pytest.approx(150.0)
+
+
+def test_json_model_same_structure(tmp_path):
+    import tomllib
+
+    data = tomllib.loads(SMALL)
+    p = tmp_path / "m.json"
+    p.write_text(json.dumps(data))
+    assert predict_finish(p, "a") == pytest.approx(140.0)
+    p.write_text('{"tasks": {"a": {"max_progress": 1,}}}')
+    with pytest.raises(ModelError, match="not valid JSON") as err:
+        load_model(p)
+    assert err.value.line == 1
