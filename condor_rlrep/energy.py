@@ -8,7 +8,6 @@ classes such as ``lab-a-*``), then fall back to a pool-wide default.
 
 from __future__ import annotations
 
-import fnmatch
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -40,6 +39,8 @@ class PowerTable:
         exact = self.hosts.get(host)
         if exact is not None:
             return exact
+        import fnmatch  # only tables with patterns pay for the regex machinery
+
         for pattern, watts in self.hosts.items():
             if fnmatch.fnmatchcase(host, pattern):
                 return watts

@@ -19,6 +19,8 @@ __all__ = [
     "Invocation",
     "TaskOutcome",
     "evaluate",
+    "evaluate_runs",
+    "Run",
     "sigma",
     "reward",
     "task_deadline",
@@ -76,7 +78,13 @@ class TaskOutcome:
 
 
 def task_deadline(submit_time: float, phi_prime: float, estimate: float) -> float:
-    """Latest finish that counts as success: ``s_t + max(0, 1+φ′)·e_t``."""
+    """Latest finish that counts as success: ``s_t + max(0, 1+φ′)·e_t``.
+
+    A task estimated to take no time (φ′ = ∞ by the zero-denominator rule of
+    the criticality module) has no slack to give: its deadline is ``s_t``.
+    """
+    if estimate == 0.0:
+        return submit_time
     return submit_time + max(0.0, 1.0 + phi_prime) * estimate
 
 
@@ -168,3 +176,51 @@ def evaluate(
         reward=reward(succeeded, s, failure_reward=failure_reward),
         winner=won.replica,
     )
+
+
+Run = tuple[float, int, float, str, float]
+"""One invocation for :func:`evaluate_runs`: ``(start, replica, end, ended_by, watts)``."""
+
+
+def evaluate_runs(
+    runs: list[Run],
+    *,
+    submit_time: float,
+    phi_prime: float,
+    estimate: float,
+    replicas: int,
+    default_watts: float,
+    failure_reward: float = DEFAULT_FAILURE_REWARD,
+) -> tuple[bool, bool, float | None, float, float, float, float, int | None]:
+    """:func:`evaluate` for callers that already know each run's power (the
+    simulator): the same rules, sums in the same order and the same
+    :func:`sigma`, :func:`reward` and :func:`task_deadline`, without building
+    objects. Returns ``(completed, success, finish_time, good_j, bad_j, sigma,
+    reward, winner)``. A property test checks it against :func:`evaluate`.
+    """
+    ordered = sorted(runs)  # by (start, replica), as evaluate sorts
+    winner_index = -1
+    best_end = best_replica = 0.0
+    for index, run in enumerate(ordered):
+        if run[3] == "success" and (winner_index < 0 or (run[2], run[1]) < (best_end, best_replica)):
+            winner_index = index
+            best_end = run[2]
+            best_replica = run[1]
+    good = bad = 0.0
+    watts_sum = 0.0
+    for index, (start, _replica, end, _how, watts) in enumerate(ordered):
+        watts_sum += watts
+        seconds = end - start
+        energy = (seconds if seconds > 0.0 else 0.0) * watts
+        if index == winner_index:
+            good += energy
+        else:
+            bad += energy
+    mean_watts = watts_sum / len(ordered) if ordered else default_watts
+    if winner_index < 0:
+        return False, False, None, good, bad, (1.0 if bad > 0 else 0.0), failure_reward, None
+    won = ordered[winner_index]
+    duration = max(0.0, won[2] - submit_time)
+    succeeded = won[2] <= task_deadline(submit_time, phi_prime, estimate)
+    s = sigma(bad, replicas, duration, mean_watts)
+    return True, succeeded, won[2], good, bad, s, reward(succeeded, s, failure_reward=failure_reward), won[1]

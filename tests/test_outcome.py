@@ -112,3 +112,10 @@ def test_energy_adds_up_and_sigma_bounded(runs, phi_prime, estimate):
     assert 0.0 <= out.sigma <= 1.0
     assert out.completed == any(inv.ended_by == "success" for inv in runs)
     assert out.reward <= 1.0
+
+
+def test_zero_estimate_task_has_no_slack_even_with_infinite_phi_prime():
+    assert task_deadline(100.0, math.inf, 0.0) == 100.0
+    runs = [Invocation(0, None, 100.0, 100.0, "success", 0)]
+    out = evaluate(runs, submit_time=100.0, phi_prime=math.inf, estimate=0.0, replicas=1, power=POWER)
+    assert out.success and out.reward == 1.0
