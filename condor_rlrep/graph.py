@@ -1,0 +1,480 @@
+"""The dependency graph of a workflow: compact form and networkx form.
+
+Which nodes belong to the graph (:data:`DEPENDENCY_KINDS`):
+
+* ``JOB`` and ``SUBDAG`` nodes, NOOP and DONE ones included: a DONE node
+  (rescue DAG) still counts towards CR(W), so that a rerun keeps the
+  deadline of the original run (s(W) is kept across reruns too);
+* ``SERVICE`` and ``PROVISIONER`` nodes run beside the workflow, not in it;
+* the ``FINAL`` node is left out: DAGMan runs it whatever happens (also after
+  a failure or ``condor_rm``), so no replication decision acts on it, and
+  counting it would only shift every φ′ by a constant.
+
+Two forms, one validation:
+
+* :func:`dependency_graph` → :class:`DependencyGraph`: integer-indexed
+  adjacency (CSR lists) plus a topological order, built once per workflow;
+  what :mod:`condor_rlrep.criticality` computes on. Built and walked with
+  numpy, level by level, it is many times faster than a networkx graph
+  (the simulator and the PRE hook pay for it). Importing this module (or
+  :mod:`condor_rlrep.criticality`) imports neither networkx, numpy nor the
+  DAG parser package: a hook that only reads a cached
+  :class:`~condor_rlrep.criticality.WorkflowPlan` does not pay for them.
+* :func:`build_graph` → :class:`networkx.DiGraph` with the virtual start node
+  ``S`` before every root and virtual end node ``T`` after every leaf (both
+  with estimate 0, §2 of the replication paper) and ``e_t`` in the node
+  attribute ``"estimate"``: for display, DOT output and networkx algorithms.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from itertools import chain
+from typing import TYPE_CHECKING, Any
+
+from condor_rlrep.errors import CycleError, DagError, EstimateError
+
+if TYPE_CHECKING:  # none of these at run time: see the module docstring
+    import networkx as nx
+    import numpy as np
+
+    from condor_rlrep.dag.model import Node, Workflow
+
+__all__ = [
+    "VIRTUAL_START",
+    "VIRTUAL_END",
+    "VIRTUAL_NODES",
+    "ESTIMATE_ATTR",
+    "DEPENDENCY_KINDS",
+    "DependencyGraph",
+    "dependency_nodes",
+    "dependency_graph",
+    "as_dependency_graph",
+    "build_graph",
+    "topological_order",
+    "missing_estimates_error",
+    "generate_dot",
+]
+
+# A DAG node name is one whitespace-free token, and DAX/WfFormat ids become
+# DAG node names, so names with a space never clash with a real node.
+VIRTUAL_START = "rlrep start"
+VIRTUAL_END = "rlrep end"
+VIRTUAL_NODES = frozenset({VIRTUAL_START, VIRTUAL_END})
+ESTIMATE_ATTR = "estimate"
+DEPENDENCY_KINDS = frozenset({"JOB", "SUBDAG"})
+
+_MAX_NAMES_IN_MESSAGE = 10
+
+# Level-wise numpy passes cost ~0.1 ms per level; plain loops ~1 µs per node
+# and edge. Use numpy for graphs this large whose levels hold this many nodes
+# on average (module attributes so that tests can force either path).
+NUMPY_MIN_NODES = 1024
+NUMPY_MIN_LEVEL_WIDTH = 64
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DependencyGraph:
+    """An acyclic dependency graph over nodes ``0 … n−1`` (treat as read-only).
+
+    ``names[i]`` is node ``i`` (file order), ``estimates[i]`` its ``e_t``.
+    Children of ``i`` are ``child_index[child_offset[i]:child_offset[i+1]]``
+    (CSR, numpy int64 arrays), parents likewise. ``order`` holds every node,
+    parents first. ``level_bounds``: ``order[level_bounds[k]:level_bounds[k+1]]``
+    are the nodes whose longest chain of ancestors has ``k`` edges — or None
+    when the graph is too deep (few nodes per level) for level-wise numpy
+    passes to pay off. No virtual start/end nodes: a node without parents is
+    a root.
+    """
+
+    names: list[Any]
+    estimates: np.ndarray
+    child_index: np.ndarray
+    child_offset: np.ndarray
+    parent_index: np.ndarray
+    parent_offset: np.ndarray
+    order: np.ndarray
+    level_bounds: np.ndarray | None
+    source_path: str | None = None
+
+    def __len__(self) -> int:
+        return len(self.names)
+
+    @property
+    def edge_count(self) -> int:
+        return len(self.child_index)
+
+    def children(self, i: int) -> list[int]:
+        return self.child_index[self.child_offset[i] : self.child_offset[i + 1]].tolist()
+
+    def parents(self, i: int) -> list[int]:
+        return self.parent_index[self.parent_offset[i] : self.parent_offset[i + 1]].tolist()
+
+    def index(self) -> dict[Any, int]:
+        """Node name → index (built on each call; keep it if you need it often)."""
+        return {name: i for i, name in enumerate(self.names)}
+
+    def edges(self) -> Iterator[tuple[Any, Any]]:
+        """``(parent, child)`` name pairs, grouped by parent in node order."""
+        import numpy as np
+
+        names = self.names
+        parents = np.repeat(np.arange(len(names)), np.diff(self.child_offset)).tolist()
+        return zip(map(names.__getitem__, parents), map(names.__getitem__, self.child_index.tolist()))
+
+    def roots(self) -> list[int]:
+        import numpy as np
+
+        return np.flatnonzero(np.diff(self.parent_offset) == 0).tolist()
+
+    def leaves(self) -> list[int]:
+        import numpy as np
+
+        return np.flatnonzero(np.diff(self.child_offset) == 0).tolist()
+
+    def to_networkx(self) -> nx.DiGraph:
+        """The networkx form with virtual start/end nodes (see :func:`build_graph`)."""
+        import networkx as nx
+
+        names = self.names
+        graph = nx.DiGraph()
+        with _gc_paused():
+            graph.add_node(VIRTUAL_START, **{ESTIMATE_ATTR: 0.0})
+            graph.add_nodes_from((name, {ESTIMATE_ATTR: value}) for name, value in zip(names, self.estimates.tolist()))
+            graph.add_node(VIRTUAL_END, **{ESTIMATE_ATTR: 0.0})
+            graph.add_edges_from(self.edges())
+            graph.add_edges_from((VIRTUAL_START, names[i]) for i in self.roots())
+            graph.add_edges_from((names[i], VIRTUAL_END) for i in self.leaves())
+        if not names:
+            graph.add_edge(VIRTUAL_START, VIRTUAL_END)
+        return graph
+
+    @classmethod
+    def from_networkx(cls, graph: Any, weight: str | None = ESTIMATE_ATTR) -> DependencyGraph:
+        """The compact form of a networkx DiGraph whose nodes carry ``weight``.
+
+        Every node of ``graph`` is kept (virtual start/end nodes too, as
+        ordinary nodes); ``weight=None`` keeps the structure only (every
+        estimate 0). Raises :class:`EstimateError` for a missing or bad
+        weight and :class:`CycleError` for a cycle.
+        """
+        import numpy as np
+
+        names = list(graph._node)
+        if weight is None:
+            estimates = np.zeros(len(names))
+        else:
+            values = []
+            for name, data in graph._node.items():
+                if weight not in data:
+                    raise EstimateError(f"node {name} has no {weight!r} attribute")
+                values.append(data[weight])
+            estimates = _checked_estimates(names, values, None)
+        index = {name: i for i, name in enumerate(names)}.__getitem__
+        with _gc_paused():
+            child_index, child_offset = _csr_from_adjacency(graph._succ, names, index)
+            parent_index, parent_offset = _csr_from_adjacency(graph._pred, names, index)
+        return _ordered(names, estimates, child_index, child_offset, parent_index, parent_offset, None)
+
+
+def _csr_from_adjacency(adjacency: Mapping[Any, Any], names: list[Any], index: Any) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
+    flat: list[int] = []
+    offsets = [0]
+    for name in names:
+        flat.extend(map(index, adjacency[name]))
+        offsets.append(len(flat))
+    return np.array(flat, dtype=np.int64), np.array(offsets, dtype=np.int64)
+
+
+def dependency_nodes(workflow: Workflow) -> list[Node]:
+    """The nodes of ``workflow`` that form its dependency graph, in file order."""
+    return [node for node in workflow.nodes.values() if node.kind in DEPENDENCY_KINDS]
+
+
+def missing_estimates_error(names: Sequence[str], path: str | None = None) -> EstimateError:
+    """The one error for nodes without an estimate: their count and up to 10 names."""
+    shown = ", ".join(names[:_MAX_NAMES_IN_MESSAGE])
+    if len(names) > _MAX_NAMES_IN_MESSAGE:
+        shown += f", … ({len(names) - _MAX_NAMES_IN_MESSAGE} more)"
+    noun = "node has" if len(names) == 1 else "nodes have"
+    return EstimateError(
+        f"{len(names)} {noun} no runtime estimate: {shown} (set VARS rlrep_estimate, "
+        "give an estimates file, or configure a default estimate)",
+        path=path,
+    )
+
+
+def _checked_estimate(name: Any, value: Any, path: str | None) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0.0 <= value < math.inf:
+        raise EstimateError(f"node {name}: estimate {value!r} is not a finite number of seconds >= 0", path=path)
+    return float(value)
+
+
+def _checked_estimates(names: list[Any], values: list[Any], path: str | None) -> np.ndarray:
+    import numpy as np
+
+    if set(map(type, values)) <= {float, int}:  # the common case, checked in bulk
+        array = np.asarray(values, dtype=np.float64)
+        if bool(np.all((array >= 0.0) & (array < math.inf))):
+            return array
+    return np.array([_checked_estimate(name, value, path) for name, value in zip(names, values)], dtype=np.float64)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    # Building 10^5 small containers triggers the cyclic collector over and
+    # over while nothing is collectable; pausing it halves build time.
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def dependency_graph(workflow: Workflow, estimates: Mapping[str, float]) -> DependencyGraph:
+    """The compact, validated, topologically ordered graph of ``workflow``.
+
+    ``estimates`` maps every node of :func:`dependency_nodes` to ``e_t``
+    (finite, ≥ 0 seconds); extra keys are ignored. Raises
+    :class:`EstimateError` for a missing or bad estimate, :class:`DagError`
+    for an edge naming an unknown or non-dependency node or a node named like
+    a virtual node, and :class:`CycleError` naming a cycle.
+    """
+    path = workflow.source_path
+    clash = VIRTUAL_NODES.intersection(workflow.nodes)
+    if clash:
+        raise DagError(f"node name {sorted(clash)[0]!r} is reserved for condor-rlrep's virtual nodes", path=path)
+    names = [node.name for node in dependency_nodes(workflow)]
+    try:
+        values = _checked_estimates(names, [estimates[name] for name in names], path)
+    except KeyError:
+        raise missing_estimates_error([name for name in names if name not in estimates], path) from None
+
+    count = len(names)
+    ends = _edge_endpoints(workflow, names)
+    parent_of, child_of = ends[0::2], ends[1::2]
+    child_index, child_offset = _csr(parent_of, child_of, count)
+    parent_index, parent_offset = _csr(child_of, parent_of, count)
+    return _ordered(names, values, child_index, child_offset, parent_index, parent_offset, path)
+
+
+def _edge_endpoints(workflow: Workflow, names: list[str]) -> np.ndarray:
+    """``[parent0, child0, parent1, child1, …]`` as node indices."""
+    import numpy as np
+
+    # Parsers hand out one string object per node name, shared by its edges,
+    # so matching object identities (id(), sorted + searchsorted) maps names
+    # to indices without hashing: dict lookups of 6·10^5 strings scattered in
+    # memory cost ~10× more. Names that are equal but not identical fall back
+    # to the dict.
+    edges = workflow.edges
+    name_ids = np.fromiter(map(id, names), np.int64, len(names))
+    sorter = np.argsort(name_ids)
+    sorted_ids = name_ids[sorter]
+    edge_ids = np.fromiter(map(id, chain.from_iterable(edges)), np.int64, 2 * len(edges))
+    position = np.minimum(np.searchsorted(sorted_ids, edge_ids), max(len(names) - 1, 0))
+    found = sorted_ids[position] == edge_ids if len(names) else np.zeros(len(edge_ids), bool)
+    ends = sorter[position] if len(names) else np.zeros(len(edge_ids), np.int64)
+    if not found.all():
+        index = {name: i for i, name in enumerate(names)}
+        flat = list(chain.from_iterable(edges))
+        try:
+            ends[~found] = [index[flat[k]] for k in np.flatnonzero(~found).tolist()]
+        except KeyError:
+            _raise_bad_endpoint(workflow, index)
+            raise
+    return ends
+
+
+def _csr(key: np.ndarray, value: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np
+
+    # Sorting by (key, value) makes the adjacency independent of edge-set order.
+    by_key = np.argsort(key * max(count, 1) + value)  # (key, value) pairs are unique
+    offsets = np.zeros(count + 1, np.int64)
+    np.cumsum(np.bincount(key, minlength=count), out=offsets[1:])
+    return value[by_key], offsets
+
+
+def _raise_bad_endpoint(workflow: Workflow, index: Mapping[str, int]) -> None:
+    bad = sorted(edge for edge in workflow.edges if edge[0] not in index or edge[1] not in index)
+    parent, child = bad[0]
+    name = parent if parent not in index else child
+    node = workflow.nodes.get(name)
+    if node is None:
+        raise DagError(f"edge {parent} -> {child} names unknown node {name!r}", path=workflow.source_path)
+    raise DagError(
+        f"edge {parent} -> {child}: {node.kind} node {name!r} cannot have dependencies",
+        path=node.source_path or workflow.source_path,
+        line=node.source_line,
+    )
+
+
+def gather(index: np.ndarray, offset: np.ndarray, nodes: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The CSR neighbours of ``nodes``, concatenated, and how many each has."""
+    import numpy as np
+
+    starts = offset[nodes]
+    counts = offset[nodes + 1] - starts
+    total = int(counts.sum())
+    if total == 0:
+        return np.zeros(0, np.int64), counts
+    shift = np.repeat(starts - (np.cumsum(counts) - counts), counts)
+    return index[shift + np.arange(total)], counts
+
+
+def _ordered(
+    names: list[Any],
+    estimates: np.ndarray,
+    child_index: np.ndarray,
+    child_offset: np.ndarray,
+    parent_index: np.ndarray,
+    parent_offset: np.ndarray,
+    path: str | None,
+) -> DependencyGraph:
+    """Add a topological order (and levels, when worth it); CycleError on a cycle."""
+    import numpy as np
+
+    count = len(names)
+    indegree = np.diff(parent_offset)
+    levels = None
+    if count >= NUMPY_MIN_NODES:
+        levels = _levels(child_index, child_offset, indegree.copy(), max_levels=count // NUMPY_MIN_LEVEL_WIDTH + 1)
+    if levels is None:  # small, or deep and narrow: plain Python loops are cheaper
+        order, remaining = _kahn(child_index.tolist(), child_offset.tolist(), indegree.tolist())
+        bounds = None
+    else:
+        order, bounds, remaining = levels
+    if len(order) != count:
+        cycle = [names[i] for i in _find_cycle(remaining, parent_index.tolist(), parent_offset.tolist())]
+        raise CycleError(
+            "dependency cycle: " + " -> ".join(str(name) for name in [*cycle, cycle[0]]), cycle=cycle, path=path
+        )
+    return DependencyGraph(
+        names, estimates, child_index, child_offset, parent_index, parent_offset,
+        np.asarray(order, dtype=np.int64), bounds, path,
+    )  # fmt: skip
+
+
+def _levels(
+    child_index: np.ndarray, child_offset: np.ndarray, indegree: np.ndarray, max_levels: int
+) -> tuple[np.ndarray, np.ndarray, list[int]] | None:
+    """Kahn's algorithm one whole level at a time, in numpy.
+
+    None once there are more than ``max_levels`` levels (per-level overhead
+    would exceed the plain loop's cost).
+    """
+    import numpy as np
+
+    frontier = np.flatnonzero(indegree == 0)
+    chunks = []
+    bounds = [0]
+    while frontier.size:
+        if len(chunks) == max_levels:
+            return None
+        chunks.append(frontier)
+        bounds.append(bounds[-1] + frontier.size)
+        children, _ = gather(child_index, child_offset, frontier)
+        if not children.size:
+            break
+        reached, times = np.unique(children, return_counts=True)
+        indegree[reached] -= times
+        frontier = reached[indegree[reached] == 0]
+    order = np.concatenate(chunks) if chunks else np.zeros(0, np.int64)
+    return order, np.asarray(bounds, dtype=np.int64), indegree.tolist()
+
+
+def _kahn(child_index: list[int], child_offset: list[int], indegree: list[int]) -> tuple[list[int], list[int]]:
+    order = [i for i, degree in enumerate(indegree) if degree == 0]
+    append = order.append
+    for i in order:  # grows while we walk it
+        for child in child_index[child_offset[i] : child_offset[i + 1]]:
+            degree = indegree[child] - 1
+            indegree[child] = degree
+            if degree == 0:
+                append(child)
+    return order, indegree
+
+
+def _find_cycle(indegree: list[int], parent_index: list[int], parent_offset: list[int]) -> list[int]:
+    # After Kahn, every node left with indegree > 0 has a parent also left;
+    # walking to the lowest-numbered such parent must close a cycle.
+    current = next(i for i, degree in enumerate(indegree) if degree > 0)
+    seen: dict[int, int] = {}
+    walk: list[int] = []
+    while current not in seen:
+        seen[current] = len(walk)
+        walk.append(current)
+        current = min(p for p in parent_index[parent_offset[current] : parent_offset[current + 1]] if indegree[p] > 0)
+    cycle = walk[seen[current] :]
+    cycle.reverse()  # the walk went child -> parent
+    first = cycle.index(min(cycle))
+    return cycle[first:] + cycle[:first]
+
+
+def as_dependency_graph(graph: Any, weight: str | None = ESTIMATE_ATTR) -> DependencyGraph:
+    """``graph`` itself if compact already, else :meth:`DependencyGraph.from_networkx`
+    (``weight=None``: structure only, every estimate 0)."""
+    if isinstance(graph, DependencyGraph):
+        return graph
+    return DependencyGraph.from_networkx(graph, weight)
+
+
+def topological_order(graph: Any) -> list[Any]:
+    """Node names of a DependencyGraph or networkx DiGraph, parents first."""
+    compact = as_dependency_graph(graph, None)
+    names = compact.names
+    return [names[i] for i in compact.order.tolist()]
+
+
+def build_graph(workflow: Workflow, estimates: Mapping[str, float]) -> nx.DiGraph:
+    """The networkx dependency graph of ``workflow`` with virtual start/end nodes.
+
+    Node attribute ``"estimate"`` holds ``e_t``; ``S`` → every root, every leaf
+    → ``T``, both virtual nodes with estimate 0; nodes in file order. Same
+    validation and errors as :func:`dependency_graph`.
+    """
+    return dependency_graph(workflow, estimates).to_networkx()
+
+
+def _dot_id(text: Any) -> str:
+    return '"' + str(text).replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def generate_dot(
+    graph: DependencyGraph,
+    *,
+    name: str = "workflow",
+    labels: Mapping[Any, str] | None = None,
+    highlight: Sequence[Any] = (),
+) -> Iterator[str]:
+    """Lines of a Graphviz DOT description of ``graph`` (no virtual nodes).
+
+    ``labels``: extra text per node, shown under its name (Graphviz ``\\n``
+    escapes allowed). ``highlight``: a path of node names drawn in red with its
+    edges, e.g. the critical path.
+    """
+    names = graph.names
+    marked = set(highlight)
+    path_edges = set(zip(highlight, highlight[1:]))
+    yield f"digraph {_dot_id(name)} {{"
+    yield "  rankdir=TB;"
+    yield '  node [shape=box, style=rounded, fontname="Helvetica"];'
+    for node in names:
+        text = str(node).replace("\\", "\\\\").replace('"', '\\"')
+        if labels and node in labels:
+            text += "\\n" + labels[node].replace('"', '\\"')
+        style = ", color=red, penwidth=2" if node in marked else ""
+        yield f'  {_dot_id(node)} [label="{text}"{style}];'
+    for parent, child in graph.edges():
+        style = " [color=red, penwidth=2]" if (parent, child) in path_edges else ""
+        yield f"  {_dot_id(parent)} -> {_dot_id(child)}{style};"
+    yield "}"

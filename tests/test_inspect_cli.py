@@ -1,0 +1,140 @@
+"""``condor-rlrep inspect`` on small DAG files (values computed by hand).
+
+fig1.dag: S → A, B, C; A → D, E; B → E; C, D → F; E, F → G; F → H;
+G, H → Z (NOOP); plus a FINAL node, which is not part of the graph.
+Estimates A 600, B 1200, C 300, D 300 (written "5m"), E 900, F 600, G 300,
+H 1200. L′: H 1200, G 300, F 1800, E 1200, D 2100, C 2100, B 2400, A 2700;
+CR(W) = 2700 along A → D → F → H (→ Z); φ = 0.5 gives d = 4050.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from condor_rlrep.cli.main import cli, main
+
+DATA = Path(__file__).resolve().parent / "data" / "inspect"
+FIG1 = str(DATA / "fig1.dag")
+
+
+def invoke(*args: str):
+    result = CliRunner().invoke(cli, ["inspect", *args])
+    assert result.exit_code == 0, (result.output, result.exception)
+    return result
+
+
+def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    try:
+        main(["inspect", *args])
+        code = 0
+    except SystemExit as exit_:
+        code = int(exit_.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_json_output_by_hand():
+    report = json.loads(invoke(FIG1, "--json").output)
+    assert set(report) == {"critical_path", "critical_path_seconds", "phi", "nodes"}
+    assert report["critical_path"] == ["A", "D", "F", "H", "Z"]
+    assert report["critical_path_seconds"] == 2700 and report["phi"] == 0.5
+    nodes = report["nodes"]
+    assert list(nodes) == ["A", "B", "C", "D", "E", "F", "G", "H", "Z"]  # no virtual nodes, no FINAL
+    assert nodes["D"] == {
+        "estimate": 300.0,
+        "L": 2100.0,
+        "earliest_start": 600.0,
+        "phi_prime": pytest.approx((4050 - 600) / 2100 - 1),
+        "phi_double_prime": pytest.approx((4050 - 600 - 1800) / 300 - 1),
+        "parents": ["A"],
+        "children": ["F"],
+    }
+    assert nodes["A"]["phi_prime"] == 0.5  # starts the workflow on its critical path
+    assert nodes["E"]["parents"] == ["A", "B"] and nodes["E"]["earliest_start"] == 1200
+    assert nodes["G"]["L"] == 300 and nodes["G"]["phi_prime"] == pytest.approx(5.5)
+    # Z is a NOOP: no work left, so φ′ = φ″ = +inf, written as null
+    assert nodes["Z"]["estimate"] == 0 and nodes["Z"]["phi_prime"] is None and nodes["Z"]["phi_double_prime"] is None
+
+
+def test_human_output():
+    out = invoke(FIG1, "--phi", "1").output
+    assert "critical path  A -> D -> F -> H -> Z" in out
+    assert "CR(W)          2700 s (0h45m00s)" in out
+    assert "deadline       5400 s after s(W)" in out
+    assert "balanced (phi' decides" in out
+    row = next(line for line in out.splitlines() if line.startswith("   E "))
+    assert row.split() == ["E", "900", "vars", "1200", "1200", str(f"{(5400 - 1200) / 1200 - 1:.4f}"),
+                           f"{(5400 - 1200 - 300) / 900 - 1:.4f}"]
+    assert next(line for line in out.splitlines() if line.startswith("*  A ")).split()[-2] == "1.0000"
+    assert "cleanup" not in out
+    assert "phi'' decides" in invoke(FIG1, "--phi-mode", "current").output
+
+
+def test_estimates_file_overrides_vars():
+    report = json.loads(invoke(FIG1, "--json", "--estimates", str(DATA / "fig1-estimates.csv")).output)
+    assert report["nodes"]["B"]["estimate"] == 3000
+    assert report["critical_path"] == ["B", "E", "G", "Z"] and report["critical_path_seconds"] == 4200
+
+
+def test_default_estimate(capsys):
+    missing = str(DATA / "missing.dag")
+    report = json.loads(invoke(missing, "--json", "--default-estimate", "2m").output)
+    assert report["nodes"]["B"]["estimate"] == 120 and report["critical_path_seconds"] == 180
+    code, _, err = run_main(capsys, missing, "--default-estimate", "soon")
+    assert code == 2 and "soon" in err
+
+
+def test_dot_file(tmp_path):
+    target = tmp_path / "fig1.dot"
+    result = invoke(FIG1, "--json", "--dot", str(target))
+    json.loads(result.stdout)  # stdout stays one JSON object
+    text = target.read_text()
+    assert text.startswith('digraph "fig1.dag" {') and text.rstrip().endswith("}")
+    for parent, child in [("A", "D"), ("D", "F"), ("F", "H"), ("H", "Z")]:
+        assert f'"{parent}" -> "{child}" [color=red, penwidth=2];' in text
+    assert '"A" -> "E";' in text and '"B" -> "E";' in text
+    assert "cleanup" not in text and "rlrep" not in text
+    assert list(tmp_path.iterdir()) == [target]  # no temporary left behind
+
+
+def test_missing_estimate_exits_2_naming_the_node(capsys):
+    code, out, err = run_main(capsys, str(DATA / "missing.dag"))
+    assert code == 2 and out == ""
+    assert "missing.dag: 1 node has no runtime estimate: B" in err
+    assert "Traceback" not in err
+
+
+def test_cycle_exits_2_naming_the_cycle(capsys):
+    code, _, err = run_main(capsys, str(DATA / "cycle.dag"))
+    assert code == 2 and "cycle" in err
+    # the parser finds the cycle; which node it starts from is its business
+    assert any(cycle in err for cycle in ("A -> B -> C -> A", "B -> C -> A -> B", "C -> A -> B -> C"))
+
+
+def test_bad_arguments(capsys, tmp_path):
+    code, _, err = run_main(capsys, FIG1, "--phi", "-0.5")
+    assert code == 2 and "--phi" in err
+    code, _, err = run_main(capsys, str(tmp_path / "nope.dag"))
+    assert code == 2 and "nope.dag" in err
+    bad = tmp_path / "bad.csv"
+    bad.write_text("A,60\nB,-1\n")
+    code, _, err = run_main(capsys, FIG1, "--estimates", str(bad))
+    assert code == 2 and f"{bad}:2: node B" in err
+
+
+def test_dax_runtimes_and_default():
+    # ID1 100 s (attribute) → ID2 (no runtime: default 60 s), ID3 50 s (profile)
+    out = invoke(str(DATA / "chain.dax"), "--default-estimate", "1m").output
+    assert "critical path  ID1 -> ID2" in out and "CR(W)          160 s" in out
+    rows = {
+        cells[0]: cells[1:3]
+        for cells in (line.lstrip("* ").split() for line in out.splitlines() if line.startswith(("*  ID", "   ID")))
+    }
+    assert rows == {"ID1": ["100", "runtime"], "ID2": ["60", "default"], "ID3": ["50", "runtime"]}
+    report = json.loads(invoke(str(DATA / "chain.dax"), "--json", "--default-estimate", "60").output)
+    assert report["nodes"]["ID3"]["phi_prime"] == pytest.approx((240 - 100) / 50 - 1)
+    assert report["nodes"]["ID1"]["phi_double_prime"] == pytest.approx((240 - 60) / 100 - 1)
