@@ -14,7 +14,22 @@ from datetime import datetime
 
 import numpy as np
 
-__all__ = ["Trace"]
+__all__ = ["Trace", "hourly_utc_offsets"]
+
+
+def hourly_utc_offsets(start: datetime, hours: int) -> np.ndarray:
+    """UTC offset (seconds) of ``start``'s zone at each whole hour after ``start``.
+
+    Element k is the offset at ``start + k`` hours of absolute time, so time
+    zones with summer time give the right wall clock (Europe/London: 0 in
+    winter, 3600 in summer).
+    """
+    tz = start.tzinfo
+    base = start.timestamp()
+    return np.array(
+        [datetime.fromtimestamp(base + 3600.0 * k, tz).utcoffset().total_seconds() for k in range(hours + 1)],
+        dtype=np.float64,
+    )
 
 
 @dataclass
@@ -50,3 +65,15 @@ class Trace:
     @property
     def job_count(self) -> int:
         return int(self.job_submit.shape[0])
+
+    def local_clock(self, times: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Wall-clock hour of day (float in [0, 24)) and weekday (0 = Monday)
+        of trace ``times`` (seconds from ``start``), in the trace's time zone."""
+        times = np.asarray(times, dtype=np.float64)
+        hours = int(np.ceil(max(self.length, float(times.max(initial=0.0))) / 3600.0)) + 1
+        offsets = hourly_utc_offsets(self.start, hours)
+        idx = np.clip((times // 3600.0).astype(np.int64), 0, hours)
+        wall = self.start.timestamp() + times + offsets[idx]
+        hour = np.mod(wall, 86400.0) / 3600.0
+        weekday = (np.floor_divide(wall, 86400.0).astype(np.int64) + 3) % 7  # 1970-01-01 was a Thursday
+        return hour, weekday
