@@ -1,0 +1,641 @@
+"""Parser of HTCondor DAGMan DAG files (the language of HTCondor 25.x).
+
+``parse_dag(lines)`` is pure apart from the ``include_loader`` it is given
+(INCLUDE and SPLICE read other files); ``read_dag(path)`` reads a file.
+
+Like DAGMan, a DAG file is processed in two passes: node-defining commands
+(JOB, FINAL, SERVICE, PROVISIONER, SUBDAG, SPLICE, SUBMIT-DESCRIPTION, and
+INCLUDE, which is textual) first, then every other command in file order, so
+``PARENT`` may precede the ``JOB`` lines it names. ``ALL_NODES`` expands to the
+nodes of the DAG file being parsed (INCLUDEd files count, splices do not),
+never to FINAL or SERVICE nodes.
+
+Splices are inlined: their nodes are named ``splice+node`` (nested:
+``a+b+node``), a node DIR inside a splice becomes relative to the splice DIR,
+and an edge to a splice attaches to its initial nodes (no parents inside the
+splice) as children and to its terminal nodes (no children) as parents.
+CONNECT/PIN_IN/PIN_OUT become plain edges.
+
+Where this parser knowingly differs from DAGMan 25.x:
+
+* INCLUDE and SPLICE files (and a SPLICE's DIR) are resolved relative to the
+  directory of the file that names them, not to DAGMan's working directory.
+* Node names containing a quote or a blank are rejected (DAGMan keeps the
+  quote characters in the name); splice names follow the node-name rules.
+* CONFIG, SET_JOB_ATTR, ENV, DOT, NODE_STATUS_FILE and JOBSTATE_LOG inside a
+  splice are ignored (DAGMan ignores the first four); CONFIG is kept as written
+  (DAGMan makes it absolute). SUBMIT-DESCRIPTION names are global.
+* A FINAL node inside a splice is an error.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import posixpath
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from ..errors import CycleError, DagError, DagSyntaxError
+from .commands import COMMANDS, SYNTAX, display_keyword, syntax_error
+from .lexer import LexError, LineSource, normalize_keyword, split_tokens
+from .model import Node, Workflow
+
+__all__ = ["parse_dag", "read_dag", "RESERVED_NAMES", "SYNTAX"]
+
+Loader = Callable[[str], list[str]]
+
+RESERVED_NAMES = frozenset({"PARENT", "CHILD", "ALL_NODES"})
+
+_ALL_KEYWORDS = (
+    "JOB", "FINAL", "SERVICE", "PROVISIONER", "SUBDAG", "SPLICE", "SUBMIT_DESCRIPTION", "INCLUDE",
+    "PARENT", "WEAK", "SCRIPT", "PRE_SKIP", "RETRY", "ABORT_DAG_ON", "VARS", "PRIORITY", "CATEGORY",
+    "MAXJOBS", "TOLERANCE", "DONE", "SAVE_POINT_FILE", "CONFIG", "SET_JOB_ATTR", "ENV", "DOT",
+    "NODE_STATUS_FILE", "JOBSTATE_LOG", "REJECT", "PIN_IN", "PIN_OUT", "CONNECT",
+)
+# Spellings seen in practice -> keyword, so most lines skip normalize_keyword().
+_KEYWORDS = {
+    spelling: kw
+    for kw in _ALL_KEYWORDS
+    for spelling in (kw, kw.lower(), kw.replace("_", "-"), kw.lower().replace("_", "-"))
+}
+
+_NO_EDGES = frozenset({"FINAL", "SERVICE", "PROVISIONER"})
+_EDGE_KINDS = frozenset({"JOB", "SUBDAG"})
+_NO_ALL_NODES = frozenset({"FINAL", "SERVICE"})
+_NODE_KINDS = {"JOB": "JOB", "FINAL": "FINAL", "SERVICE": "SERVICE", "PROVISIONER": "PROVISIONER", "SUBDAG": "SUBDAG"}
+
+
+def _read_lines(path: str) -> list[str]:
+    # DAGMan reads lines with std::getline: only "\n" ends a line (not the
+    # other separators str.splitlines() knows); "\r" is trimmed later.
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+        return f.read().split("\n")
+
+
+@dataclass
+class _Splice:
+    name: str
+    initial: list[str]
+    terminal: list[str]
+    pins_in: dict[int, list[str]]
+    pins_out: dict[int, list[str]]
+
+
+@dataclass
+class _Scope:
+    """One DAG file's namespace: the top DAG or a splice (with its INCLUDEs)."""
+
+    prefix: str  # "" or "a+b+"
+    node_dir: str | None  # splice DIR that node DIRs are relative to
+    is_splice: bool
+    own: dict[str, Node] = field(default_factory=dict)  # local name -> node
+    linkable: dict[str, tuple[str, int]] = field(default_factory=dict)  # local -> (full name, file position), JOB/SUBDAG
+    splices: dict[str, _Splice] = field(default_factory=dict)
+    deferred: list[tuple[str, str, str | None, int]] = field(default_factory=list)
+    members: list[str] = field(default_factory=list)  # nodes incl. nested splices (splices only)
+    edge_list: list[tuple[str, str]] = field(default_factory=list)  # splices only
+    pins_in: dict[int, list[str]] = field(default_factory=dict)
+    pins_out: dict[int, list[str]] = field(default_factory=dict)
+
+
+class _Parser:
+    def __init__(self, loader: Loader, allow_plus: bool):
+        self.wf = Workflow()
+        self.loader = loader
+        self.allow_plus = allow_plus
+        self.file_stack: list[str] = []  # INCLUDE/SPLICE chain, for recursion
+        self.sources: list[tuple[_Scope, list[str], str | None]] = []  # to locate a cycle's edge
+        self.index: dict[str, int] = {}  # node -> position in file order
+        # Edges seen from an earlier to a later node (forward) and the reverse: when
+        # all go one way, file order (or its reverse) is a topological order.
+        self.forward = False
+        self.backward = False
+
+    # -- errors -----------------------------------------------------------
+    syntax = staticmethod(syntax_error)
+
+    # -- files ------------------------------------------------------------
+    def load(self, kind: str, ref: str, resolved: str, path: str | None, line: int) -> list[str]:
+        key = posixpath.normpath(resolved)
+        if key in self.file_stack:
+            chain = " -> ".join([*self.file_stack[self.file_stack.index(key) :], key])
+            raise DagError(f"{kind} recursion: '{ref}' is already being read ({chain})", path=path, line=line)
+        try:
+            return self.loader(resolved)
+        except FileNotFoundError as err:
+            raise DagError(f"{kind} file '{ref}' not found (looked for {resolved})", path=path, line=line) from err
+        except OSError as err:
+            raise DagError(f"{kind} file '{ref}' cannot be read: {err.strerror or err}", path=path, line=line) from err
+
+    def run_file(self, scope: _Scope, lines: list[str], path: str | None, file_dir: str) -> None:
+        """Pass 1 over one file: define nodes, splices, descriptions; defer the rest.
+
+        ``JOB name file`` and ``PARENT a CHILD b`` between known nodes, the bulk
+        of big DAGs, take a fast path; edges are order-independent, so adding
+        them in pass 1 is the same as adding them in pass 2.
+        """
+        if path is not None:
+            self.file_stack.append(posixpath.normpath(path))
+        self.sources.append((scope, lines, path))
+        try:
+            src = LineSource(lines)
+            pass1 = _PASS1
+            kwcache = _KEYWORDS
+            deferred = scope.deferred
+            own = scope.own
+            nodes = self.wf.nodes
+            index = self.index
+            top = not scope.is_splice
+            edges = self.wf.edges
+            weak_edges = self.wf.weak_edges
+            linkable = scope.linkable
+            edge_list = scope.edge_list if scope.is_splice else None
+            fwd = bwd = False  # edges seen going forward / backward in file order
+            for lineno, line in src.physical:
+                line = line.strip()
+                if not line or line[0] == "#" or (line[0] == "/" and line.startswith("//")):
+                    continue
+                if line[-1] == "\\":
+                    line = src.continued(line)
+                    if not line:
+                        continue
+                if line.startswith("PARENT "):
+                    kw = "PARENT"
+                elif line.startswith("JOB "):
+                    kw = "JOB"
+                else:
+                    first = line.partition(" ")[0]
+                    kw = kwcache.get(first)
+                    if kw is None:
+                        first = line.split(None, 1)[0]
+                        kw = normalize_keyword(first)
+                        if kw not in _NODE_KINDS and kw not in pass1 and kw not in COMMANDS:
+                            raise DagSyntaxError(f"'{first}' is not a valid DAG command", path=path, line=lineno)
+                if kw == "PARENT":
+                    # inlined fast_edge(): this line is the hottest of all
+                    parts = line.split()
+                    if len(parts) == 4 and "=" not in line and line.isascii():
+                        pv = linkable.get(parts[1])
+                        cv = linkable.get(parts[3])
+                        if pv is not None and cv is not None and parts[2].upper() == "CHILD":
+                            e = (pv[0], cv[0])
+                            before = len(edges)
+                            edges.add(e)
+                            if len(edges) != before:
+                                pp, cp = pv[1], cv[1]
+                                if pp < cp:
+                                    fwd = True
+                                elif pp > cp:
+                                    bwd = True
+                                else:
+                                    fwd = bwd = True
+                                if edge_list is not None:
+                                    edge_list.append(e)
+                            elif weak_edges:
+                                weak_edges.discard(e)  # a strong edge wins over a weak one
+                            continue
+                    deferred.append((kw, line, path, lineno))
+                elif kw == "JOB":
+                    parts = line.split()
+                    name = parts[1] if len(parts) == 3 else ""
+                    if (
+                        top and name and name not in nodes  # top scope: own is a subset of nodes
+                        and "+" not in name and '"' not in line and "'" not in line and "=" not in line
+                        and line.isascii() and name.isprintable() and parts[2][0] not in "{@"
+                        and name.upper() not in RESERVED_NAMES
+                        and name not in scope.splices and name not in self.wf.submit_descriptions
+                    ):
+                        pos = index[name] = len(nodes)
+                        linkable[name] = (name, pos)
+                        own[name] = nodes[name] = Node(name=name, submit=parts[2], source_path=path, source_line=lineno)
+                        continue
+                    try:
+                        self.node(scope, kw, line, src, path, lineno)
+                    except LexError as err:
+                        raise self.syntax(kw, str(err), path, lineno) from None
+                elif kw in _NODE_KINDS:
+                    try:
+                        self.node(scope, kw, line, src, path, lineno)
+                    except LexError as err:
+                        raise self.syntax(kw, str(err), path, lineno) from None
+                elif kw in pass1:
+                    try:
+                        pass1[kw](self, scope, line, src, path, lineno, file_dir)
+                    except LexError as err:
+                        raise self.syntax(kw, str(err), path, lineno) from None
+                else:
+                    deferred.append((kw, line, path, lineno))
+        finally:
+            if path is not None:
+                self.file_stack.pop()
+        self.forward |= fwd
+        self.backward |= bwd
+
+    def fast_edge(self, scope: _Scope, line: str) -> bool:
+        """Add the edge of a plain ``PARENT a CHILD b`` between known nodes; False otherwise."""
+        parts = line.split()
+        if len(parts) != 4 or parts[2].upper() != "CHILD" or not line.isascii() or "=" in line:
+            return False
+        pv = scope.linkable.get(parts[1])
+        cv = scope.linkable.get(parts[3])
+        if pv is None or cv is None:
+            return False
+        self.add_edges(scope, [pv[0]], [cv[0]], False)
+        return True
+
+    def run_scope(self, scope: _Scope) -> None:
+        """Pass 2: every deferred command, in file order."""
+        fast_edge = self.fast_edge
+        for kw, line, path, lineno in scope.deferred:
+            if kw == "PARENT" and fast_edge(scope, line):
+                continue
+            try:
+                COMMANDS[kw](self, scope, kw, line, path, lineno)
+            except LexError as err:
+                raise self.syntax(kw, str(err), path, lineno) from None
+        scope.deferred = []
+
+    # -- pass 1 -----------------------------------------------------------
+    def check_name(self, kw: str, name: str, path: str | None, lineno: int) -> None:
+        if name.upper() in RESERVED_NAMES:
+            raise DagSyntaxError(
+                f"{kw}: node name '{name}' is a reserved word (PARENT, CHILD and ALL_NODES are reserved)",
+                path=path, line=lineno,
+            )
+        if not self.allow_plus and "+" in name:
+            raise DagSyntaxError(
+                f"{kw}: node name '{name}' contains the illegal character '+' (the splice scope separator; "
+                "DAGMan accepts it only with DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS = True)",
+                path=path, line=lineno,
+            )
+        if '"' in name or "'" in name or not name.isprintable() or " " in name:
+            raise DagSyntaxError(f"{kw}: node name {name!r} contains a quote or a blank", path=path, line=lineno)
+
+    def inline_body(self, kw: str, name: str, opener: str, src: LineSource, path: str | None, lineno: int) -> tuple[str, str]:
+        """Read an inline description after ``{`` / ``@=TAG``: (body, rest of the closing line)."""
+        if opener.startswith("{"):
+            end = "}"
+        else:
+            end = "@" + opener[2:] if len(opener) > 2 else ""
+            if not end:
+                raise self.syntax(kw, f"'{name}': no inline description closing token specified (@=TOKEN)", path, lineno)
+        body: list[str] = []
+        endsp = end + " "
+        while (item := src.raw()) is not None:
+            line = item[1]
+            if line == end or line.startswith(endsp) or line.startswith(end + "\t"):
+                return "\n".join(body), line[len(end) :]
+            body.append(line)
+        raise DagSyntaxError(
+            f"{kw} '{name}': unterminated inline submit description (missing closing '{end}' line)",
+            path=path, line=lineno,
+        )
+
+    def node(self, scope: _Scope, kw: str, line: str, src: LineSource, path: str | None, lineno: int) -> None:
+        raws, texts = split_tokens(line)
+        i = 1
+        if kw == "SUBDAG":
+            if len(raws) < 2 or raws[1].upper() != "EXTERNAL":
+                raise self.syntax(kw, "missing EXTERNAL keyword", path, lineno)
+            i = 2
+        if len(raws) <= i:
+            raise self.syntax(kw, "missing node name", path, lineno)
+        name = raws[i]
+        self.check_name(kw, name, path, lineno)
+        if len(raws) <= i + 1:
+            raise self.syntax(kw, f"no submit description given for node '{name}'", path, lineno)
+        desc = texts[i + 1]
+        inline = None
+        submit: str | None = desc
+        if kw != "SUBDAG" and (desc.startswith("{") or desc.startswith("@=")):
+            inline, rest = self.inline_body(kw, name, desc, src, path, lineno)
+            submit = None
+            try:
+                raws, texts = split_tokens(rest)
+            except LexError as err:
+                raise self.syntax(kw, str(err), path, src.lineno) from None
+            j = 0
+        else:
+            j = i + 2
+        directory = None
+        noop = done = False
+        n = len(raws)
+        while j < n:
+            opt = raws[j].upper()
+            if opt == "NOOP":
+                noop = True
+            elif opt == "DONE":
+                done = True
+            elif opt == "DIR":
+                j += 1
+                if j >= n:
+                    raise self.syntax(kw, f"node '{name}': no directory given after DIR", path, lineno)
+                directory = texts[j]
+            else:
+                raise self.syntax(kw, f"node '{name}': unexpected token '{raws[j]}'", path, lineno)
+            j += 1
+        if scope.node_dir is not None:
+            directory = _join_dir(scope.node_dir, directory)
+        kind = _NODE_KINDS[kw]
+        if kind == "FINAL":
+            if scope.is_splice:
+                raise DagError(f"FINAL node '{name}' is not allowed in a splice", path=path, line=lineno)
+            if (old := self.wf.final_node) is not None:
+                raise DagError(f"second FINAL node '{name}': FINAL node '{old}' is already defined", path=path, line=lineno)
+        self.add_node(scope, name, Node(
+            name=scope.prefix + name, kind=kind, submit=submit, inline_submit=inline, directory=directory,
+            noop=noop, done=done, source_path=path, source_line=lineno,
+        ), path, lineno)
+
+    def add_node(self, scope: _Scope, local: str, node: Node, path: str | None, lineno: int) -> None:
+        nodes = self.wf.nodes
+        if local in scope.own or node.name in nodes:
+            old = nodes[node.name] if node.name in nodes else scope.own[local]
+            where = f" (first defined at {old.source_path or '<lines>'}:{old.source_line})"
+            raise DagError(f"duplicate node name '{node.name}'{where}", path=path, line=lineno)
+        if local in scope.splices:
+            raise DagError(f"node name '{local}' is already used by a SPLICE", path=path, line=lineno)
+        if local in self.wf.submit_descriptions and not scope.is_splice:
+            raise DagError(f"node name '{local}' clashes with a SUBMIT-DESCRIPTION name", path=path, line=lineno)
+        scope.own[local] = node
+        pos = self.index[node.name] = len(nodes)
+        if node.kind in _EDGE_KINDS:
+            scope.linkable[local] = (node.name, pos)
+        nodes[node.name] = node
+        if scope.is_splice and node.kind not in _NO_EDGES:
+            scope.members.append(node.name)
+
+    def submit_description(self, scope: _Scope, line: str, src: LineSource, path: str | None, lineno: int, file_dir: str) -> None:
+        kw = "SUBMIT_DESCRIPTION"
+        raws, texts = split_tokens(line)
+        if len(raws) < 2:
+            raise self.syntax(kw, "no submit description name given", path, lineno)
+        name = raws[1]
+        if len(raws) < 3 or not (texts[2].startswith("{") or texts[2].startswith("@=")):
+            raise self.syntax(kw, f"'{name}': no inline description ('{{' or '@=TAG') given", path, lineno)
+        body, _rest = self.inline_body("SUBMIT-DESCRIPTION", name, texts[2], src, path, lineno)
+        descs = self.wf.submit_descriptions
+        if name in descs and descs[name] != body:
+            raise DagError(f"SUBMIT-DESCRIPTION '{name}' is defined twice", path=path, line=lineno)
+        if name in scope.own:
+            raise DagError(f"SUBMIT-DESCRIPTION name '{name}' clashes with a node name", path=path, line=lineno)
+        descs[name] = body
+
+    def include(self, scope: _Scope, line: str, src: LineSource, path: str | None, lineno: int, file_dir: str) -> None:
+        raws, texts = split_tokens(line)
+        if len(raws) < 2:
+            raise self.syntax("INCLUDE", "no file given", path, lineno)
+        if len(raws) > 2:
+            raise self.syntax("INCLUDE", f"unexpected token '{raws[2]}'", path, lineno)
+        ref = texts[1]
+        resolved = posixpath.join(file_dir, ref) if file_dir else ref
+        lines = self.load("INCLUDE", ref, resolved, path, lineno)
+        self.run_file(scope, lines, resolved, posixpath.dirname(resolved))
+
+    def splice(self, scope: _Scope, line: str, src: LineSource, path: str | None, lineno: int, file_dir: str) -> None:
+        kw = "SPLICE"
+        raws, texts = split_tokens(line)
+        if len(raws) < 2:
+            raise self.syntax(kw, "missing splice name", path, lineno)
+        name = raws[1]
+        self.check_name(kw, name, path, lineno)
+        if "+" in name:
+            raise DagSyntaxError(f"SPLICE: splice name '{name}' contains '+'", path=path, line=lineno)
+        if len(raws) < 3:
+            raise self.syntax(kw, f"splice '{name}': missing DAG file", path, lineno)
+        ref = texts[2]
+        sdir = None
+        if len(raws) > 3:
+            if raws[3].upper() != "DIR":
+                raise self.syntax(kw, f"splice '{name}': unexpected token '{raws[3]}'", path, lineno)
+            if len(raws) < 5:
+                raise self.syntax(kw, f"splice '{name}': no directory given after DIR", path, lineno)
+            if len(raws) > 5:
+                raise self.syntax(kw, f"splice '{name}': unexpected token '{raws[5]}'", path, lineno)
+            sdir = texts[4]
+        if name in scope.splices or name in scope.own:
+            raise DagError(f"duplicate splice name '{name}'", path=path, line=lineno)
+        # The splice file is read from its DIR, which is relative to the including DAG.
+        where = posixpath.join(file_dir, sdir) if sdir else file_dir
+        resolved = posixpath.join(where, ref) if where else ref
+        lines = self.load("SPLICE", ref, resolved, path, lineno)
+        node_dir = scope.node_dir
+        if sdir is not None:
+            node_dir = _join_dir(node_dir, sdir)
+        inner = _Scope(prefix=scope.prefix + name + "+", node_dir=node_dir, is_splice=True)
+        self.run_file(inner, lines, resolved, posixpath.dirname(resolved))
+        self.run_scope(inner)
+        has_parent = {c for _p, c in inner.edge_list}
+        has_child = {p for p, _c in inner.edge_list}
+        scope.splices[name] = _Splice(
+            name=name,
+            initial=[m for m in inner.members if m not in has_parent],
+            terminal=[m for m in inner.members if m not in has_child],
+            pins_in=inner.pins_in,
+            pins_out=inner.pins_out,
+        )
+        if scope.is_splice:
+            scope.members.extend(inner.members)
+            scope.edge_list.extend(inner.edge_list)
+
+    # -- pass 2 helpers ---------------------------------------------------
+    def targets(self, scope: _Scope, kw: str, name: str, path: str | None, lineno: int, all_nodes: bool = True) -> list[Node]:
+        node = scope.own.get(name)
+        if node is not None:
+            return [node]
+        if name.upper() == "ALL_NODES":
+            if not all_nodes:
+                raise self.syntax(kw, "ALL_NODES is not accepted here", path, lineno)
+            return [n for n in scope.own.values() if n.kind not in _NO_ALL_NODES]
+        if name in scope.splices:
+            raise DagError(f"{display_keyword(kw)} cannot be applied to splice '{name}' (only to nodes)", path=path, line=lineno)
+        raise DagError(f"{display_keyword(kw)}: unknown node '{name}'", path=path, line=lineno)
+
+    def endpoints(self, scope: _Scope, name: str, as_parent: bool, path: str | None, lineno: int) -> list[str]:
+        node = scope.own.get(name)
+        if node is not None:
+            if node.kind in _NO_EDGES:
+                raise DagError(f"PARENT/CHILD: {node.kind} node '{name}' cannot have parents or children", path=path, line=lineno)
+            return [node.name]
+        sp = scope.splices.get(name)
+        if sp is not None:
+            return sp.terminal if as_parent else sp.initial
+        raise DagError(f"PARENT/CHILD: unknown node '{name}'", path=path, line=lineno)
+
+    def add_edges(self, scope: _Scope, parents: list[str], children: list[str], weak: bool) -> None:
+        edges = self.wf.edges
+        weak_edges = self.wf.weak_edges
+        elist = scope.edge_list if scope.is_splice else None
+        index = self.index
+        for p in parents:
+            for c in children:
+                e = (p, c)
+                if weak:
+                    if e in edges:
+                        continue
+                    weak_edges.add(e)
+                else:
+                    if e in edges:
+                        weak_edges.discard(e)
+                        continue
+                edges.add(e)
+                pp, cp = index[p], index[c]
+                if pp < cp:
+                    self.forward = True
+                elif pp > cp:
+                    self.backward = True
+                else:
+                    self.forward = self.backward = True
+                if elist is not None:
+                    elist.append(e)
+
+
+def _join_dir(base: str | None, sub: str | None) -> str | None:
+    if base is None:
+        return sub
+    if sub is None:
+        return base
+    if posixpath.isabs(sub):
+        return sub
+    return posixpath.join(base, sub)
+
+
+_PASS1 = {
+    "SPLICE": _Parser.splice,
+    "SUBMIT_DESCRIPTION": _Parser.submit_description,
+    "INCLUDE": _Parser.include,
+}
+
+def _check_acyclic(wf: Workflow, index: dict[str, int]) -> list[tuple[str, str]] | None:
+    """None if acyclic, else one cycle as its edges (networkx names it).
+
+    Kahn's algorithm over node positions (``index``: name -> position).
+    """
+    n = len(index)
+    indeg = [0] * n
+    succ: list[list[int]] = [[] for _ in range(n)]
+    for p, c in wf.edges:
+        ci = index[c]
+        succ[index[p]].append(ci)
+        indeg[ci] += 1
+    stack = [i for i, d in enumerate(indeg) if not d]
+    pop, push = stack.pop, stack.append
+    seen = 0
+    while stack:
+        i = pop()
+        seen += 1
+        for c in succ[i]:
+            d = indeg[c] - 1
+            indeg[c] = d
+            if not d:
+                push(c)
+    if seen == n:
+        return None
+    import networkx as nx
+
+    names = list(wf.nodes)
+    rest = {names[i] for i, d in enumerate(indeg) if d > 0}
+    g = nx.DiGraph((p, c) for p, c in wf.edges if p in rest and c in rest)
+    return [(u, v) for u, v, *_ in nx.find_cycle(g)]
+
+
+def _locate_edge(p: _Parser, edge: tuple[str, str]) -> tuple[str | None, int | None]:
+    """The PARENT/CHILD (or CONNECT) line that created ``edge`` (error path only)."""
+    for scope, lines, path in p.sources:
+        src = LineSource(lines)
+        for lineno, line in src:
+            kw = normalize_keyword(line.split(None, 1)[0])
+            if kw in _NODE_KINDS or kw == "SUBMIT_DESCRIPTION":
+                # skip inline description bodies
+                try:
+                    texts = split_tokens(line)[1]
+                except LexError:
+                    continue
+                if kw != "SUBDAG" and len(texts) > 2 and texts[2].startswith(("{", "@=")):
+                    try:
+                        p.inline_body(kw, "", texts[2], src, path, lineno)
+                    except DagError:
+                        pass
+                continue
+            if kw not in ("PARENT", "WEAK", "CONNECT"):
+                continue
+            probe = _Parser(p.loader, p.allow_plus)
+            probe.wf.nodes = p.wf.nodes
+            probe.index = p.index
+            try:
+                COMMANDS[kw](probe, _Scope(scope.prefix, scope.node_dir, False, scope.own, scope.splices), kw, line, path, lineno)
+            except (DagError, LexError):
+                continue
+            if edge in probe.wf.edges:
+                return path, lineno
+    return None, None
+
+
+def parse_dag(
+    lines: Iterable[str],
+    *,
+    path: str | os.PathLike[str] | None = None,
+    include_loader: Loader | None = None,
+    base_dir: str | os.PathLike[str] | None = None,
+    allow_any_node_name_characters: bool = False,
+) -> Workflow:
+    """Parse the lines of a DAG file into a :class:`Workflow`.
+
+    ``path`` names the file in error messages and in ``source_path``.
+    ``include_loader(path) -> lines`` reads INCLUDE and SPLICE files; paths
+    given to it are resolved relative to the including file's directory
+    (``base_dir`` for the top file, default: the directory of ``path``, else
+    the current directory). Without a loader, files are read from disk.
+    ``allow_any_node_name_characters`` accepts ``+`` in node names, as
+    DAGMan's ``DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS = True`` does (needed to
+    read back a flattened spliced workflow written by :func:`write_dag_lines`).
+
+    Raises DagSyntaxError, DagError or CycleError naming file, line and culprit.
+    """
+    spath = os.fspath(path) if path is not None else None
+    if base_dir is not None:
+        bdir = os.fspath(base_dir)
+    elif spath is not None:
+        bdir = posixpath.dirname(spath)
+    else:
+        bdir = ""
+    p = _Parser(include_loader or _read_lines, allow_any_node_name_characters)
+    top = _Scope(prefix="", node_dir=None, is_splice=False)
+    # Parsing allocates millions of small containers that all stay alive; the
+    # cyclic GC would rescan them again and again for nothing.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        p.run_file(top, lines if isinstance(lines, list) else list(lines), spath, bdir)
+        p.run_scope(top)
+        wf = p.wf
+        wf.source_path = spath
+        # Most DAG files define parents before children (or, less often, all
+        # children first): then file order is a topological order and no graph
+        # search is needed.
+        cycle_edges = _check_acyclic(wf, p.index) if p.forward and p.backward else None
+    finally:
+        if gc_was_enabled:
+            gc.enable()
+    if cycle_edges is not None:
+        cycle = [u for u, _v in cycle_edges]
+        closing = cycle_edges[-1]
+        epath, eline = _locate_edge(p, closing)
+        raise CycleError(
+            "dependency cycle: " + " -> ".join([*cycle, cycle[0]]) + f" (closed by the edge {closing[0]} -> {closing[1]})",
+            cycle=cycle, path=epath or spath, line=eline,
+        )
+    return wf
+
+
+def read_dag(path: str | os.PathLike[str], *, allow_any_node_name_characters: bool = False) -> Workflow:
+    """Read and parse the DAG file at ``path`` (INCLUDE/SPLICE files relative to it)."""
+    spath = os.fspath(path)
+    try:
+        lines = _read_lines(spath)
+    except FileNotFoundError as err:
+        raise DagError("DAG file not found", path=spath) from err
+    except OSError as err:
+        raise DagError(f"DAG file cannot be read: {err.strerror or err}", path=spath) from err
+    return parse_dag(lines, path=spath, allow_any_node_name_characters=allow_any_node_name_characters)
