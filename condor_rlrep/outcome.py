@@ -9,6 +9,7 @@ replication paper, with the decisions recorded in DESIGN.md §2.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -178,6 +179,8 @@ def evaluate(
     )
 
 
+_START_REPLICA = operator.itemgetter(0, 1)
+
 Run = tuple[float, int, float, str, float]
 """One invocation for :func:`evaluate_runs`: ``(start, replica, end, ended_by, watts)``."""
 
@@ -198,7 +201,7 @@ def evaluate_runs(
     objects. Returns ``(completed, success, finish_time, good_j, bad_j, sigma,
     reward, winner)``. A property test checks it against :func:`evaluate`.
     """
-    ordered = sorted(runs)  # by (start, replica), as evaluate sorts
+    ordered = sorted(runs, key=_START_REPLICA)  # stable, by (start, replica), as evaluate sorts
     winner_index = -1
     best_end = best_replica = 0.0
     for index, run in enumerate(ordered):

@@ -19,7 +19,7 @@ __all__ = ["prepare_trace", "execute_run", "trace_dir_of"]
 # Run parameters passed straight to SimConfig (everything else is an error).
 _SIM_KEYS = {
     "workflows", "fraction", "policy", "phi", "phi_mode", "seed", "negotiation_interval", "machine_choice",
-    "reboot_hour", "days", "failure_reward", "default_estimate", "strategy", "schedule", "epsilon_high",
+    "reboot_hour", "owner_idle", "days", "failure_reward", "default_estimate", "strategy", "schedule", "epsilon_high",
     "epsilon_low", "switch_after", "n_bins", "p_max",
 }
 

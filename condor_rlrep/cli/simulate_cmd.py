@@ -1,0 +1,164 @@
+"""``condor-rlrep simulate`` and ``condor-rlrep train``: thin shells over
+:func:`condor_rlrep.sim.run.simulate`."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+__all__ = ["simulate", "train"]
+
+
+def _reboot_hour(ctx: click.Context, param: click.Parameter, value: str) -> float | None:
+    if value.lower() in ("none", "off", "no"):
+        return None
+    try:
+        hour = float(value)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not an hour (0-23.99) or 'none'") from None
+    if not 0 <= hour < 24:
+        raise click.BadParameter(f"{value!r} is not in [0, 24)")
+    return hour
+
+
+def _common(func: Callable[..., Any]) -> Callable[..., Any]:
+    options = [
+        click.option("--trace", "trace_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                     help="Trace folder (machines.csv, logins.csv, jobs.csv, trace.toml)."),
+        click.option("--preset", type=click.Choice(["newcastle-2010", "poisson"]), default=None,
+                     help="Generate the trace from a shipped preset instead."),
+        click.option("--trace-seed", type=int, default=2010, show_default=True,
+                     help="Seed of the generated trace (--preset)."),
+        click.option("--workflow", "workflows", multiple=True, metavar="SPEC",
+                     help="figure1, montage or a DAG/DAX/WfFormat file, as NAME[@SCALE][:WEIGHT] "
+                          "(repeatable; default figure1)."),
+        click.option("--fraction", type=float, default=0.10, show_default=True,
+                     help="Share w of trace jobs replaced by workflows."),
+        click.option("--phi", type=float, default=0.1, show_default=True, help="Contingency φ of every workflow."),
+        click.option("--phi-mode", type=click.Choice(["balanced", "current"]), default="balanced",
+                     show_default=True, help="φ′ (balanced) or φ″ (current task)."),
+        click.option("--seed", type=int, default=0, show_default=True, help="Simulation seed."),
+        click.option("--days", type=float, default=None, help="Simulate only the first N days."),
+        click.option("--negotiation-interval", type=float, default=0.0, show_default=True,
+                     help="Seconds between negotiation cycles (0: match at once)."),
+        click.option("--machine-choice", type=click.Choice(["random", "efficient"]), default="random",
+                     show_default=True, help="Which free machine a job gets."),
+        click.option("--reboot-hour", default="3", show_default=True, callback=_reboot_hour,
+                     help="Local hour of the nightly reboot, or 'none'."),
+        click.option("--owner-idle", type=float, default=0.0, show_default=True,
+                     help="Seconds after the last logout before a machine takes jobs again."),
+        click.option("--strategy", type=click.Choice(["epsilon-greedy", "ucb1", "thompson"]), default=None,
+                     help="Agent strategy (rl policies)."),
+        click.option("--epsilon-high", type=float, default=None, help="ε₁ (default 0.5)."),
+        click.option("--epsilon-low", type=float, default=None, help="ε₂ (default 0.05)."),
+        click.option("--default-estimate", type=float, default=None,
+                     help="Estimate (s) for workflow nodes that have none."),
+        click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+                     help="Write workflows.csv, tasks.csv, completion.csv and summary.json here."),
+        click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _run(opts: dict[str, Any], policy: str, agent: Any = None) -> Any:
+    from condor_rlrep.sim.run import SimConfig, load_trace, simulate as run_simulation, write_outputs
+
+    if (opts["trace_dir"] is None) == (opts["preset"] is None):
+        raise click.UsageError("give exactly one of --trace DIR or --preset NAME")
+    config = SimConfig(
+        workflows=tuple(opts["workflows"]) or ("figure1",),
+        fraction=opts["fraction"],
+        policy=policy,
+        phi=opts["phi"],
+        phi_mode=opts["phi_mode"],
+        seed=opts["seed"],
+        negotiation_interval=opts["negotiation_interval"],
+        machine_choice=opts["machine_choice"],
+        reboot_hour=opts["reboot_hour"],
+        owner_idle=opts["owner_idle"],
+        days=opts["days"],
+        default_estimate=opts["default_estimate"],
+        strategy=opts["strategy"],
+        epsilon_high=opts["epsilon_high"],
+        epsilon_low=opts["epsilon_low"],
+    )
+    trace = load_trace(trace_dir=opts["trace_dir"], preset=opts["preset"], days=opts["days"], seed=opts["trace_seed"])
+    if sys.stderr.isatty():
+        with click.progressbar(length=1000, label="simulating", file=sys.stderr) as bar:
+            done = [0]
+
+            def progress(fraction: float) -> None:
+                step = int(fraction * 1000) - done[0]
+                if step > 0:
+                    bar.update(step)
+                    done[0] += step
+
+            result = run_simulation(trace, config, progress=progress, agent=agent)
+    else:
+        result = run_simulation(trace, config, agent=agent)
+    if opts["out_dir"] is not None:
+        write_outputs(result, opts["out_dir"])
+    return result
+
+
+def _print(result: Any, as_json: bool) -> None:
+    summary = result.summary()
+    if as_json:
+        click.echo(json.dumps(summary, indent=2))
+        return
+    e = summary["energy_kwh"]
+    click.echo(
+        f"{summary['policy']} φ={summary['phi']:g}: {summary['completed']}/{summary['workflows']} workflows completed, "
+        f"{summary['tasks']} tasks, {summary['replicas']} replicas"
+    )
+    click.echo("within P: " + ", ".join(f"{p}: {n}" for p, n in summary["within"].items()))
+    click.echo(
+        f"energy kWh: good {e['good']:.1f}, bad {e['bad']:.1f}, workflows {e['total']:.1f}, "
+        f"background {e['background']:.1f}; evictions {summary['evictions']['total']}"
+    )
+    click.echo(f"{summary['events']} events in {summary['wall_seconds']:.1f} s")
+
+
+@click.command()
+@click.option("--policy", default="single", show_default=True,
+              help="single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R or oracle:R.")
+@_common
+def simulate(policy: str, as_json: bool, **opts: Any) -> None:
+    """Simulate workflows on a multi-use cluster trace."""
+    opts["as_json"] = as_json
+    _print(_run(opts, policy), as_json)
+
+
+@click.command()
+@click.option("--store", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Agent store (SQLite) to write the trained agent to.")
+@click.option("--replicas", "max_replicas", type=int, default=10, show_default=True, help="R: at most R replicas.")
+@click.option("--resume", is_flag=True, help="Start from the agent already in --store and update it.")
+@click.option("--replace", "replace_store", is_flag=True, help="Overwrite an existing store.")
+@_common
+def train(store: Path, max_replicas: int, resume: bool, replace_store: bool, as_json: bool, **opts: Any) -> None:
+    """Train the agent in simulation (rl:R) and save it to a store the hooks use."""
+    if max_replicas < 1:
+        raise click.BadParameter("must be >= 1", param_hint="--replicas")
+    agent = None
+    prefix = "rl" if opts["strategy"] in (None, "epsilon-greedy") else f"rl-{opts['strategy']}"
+    if resume:
+        from condor_rlrep.agent.bandit import Agent
+
+        agent = Agent.load_from_store(str(store))
+        max_replicas = agent.config.max_replicas
+        prefix = "rl" if agent.config.strategy == "epsilon-greedy" else f"rl-{agent.config.strategy}"
+    elif store.exists() and not replace_store:
+        raise click.UsageError(f"{store} exists: pass --replace to overwrite it or --resume to continue it")
+    result = _run(opts, f"{prefix}:{max_replicas}", agent=agent)
+    result.agent.save_to_store(str(store), replace=True)
+    _print(result, as_json)
+    if not as_json:
+        click.echo(f"agent saved to {store}")

@@ -1,0 +1,130 @@
+"""Replica policies of the simulator (§4.5 of the replication paper).
+
+* ``single`` — every task once (the baseline of Table 1);
+* ``fixed:K`` — every task K times;
+* ``rl:R`` / ``rl-<strategy>:R`` — the bandit agent (:class:`condor_rlrep.agent.bandit.Agent`,
+  the same one the live hooks use) chooses 1 … R, ε-greedy by default,
+  ``rl-ucb1:R`` and ``rl-thompson:R`` select the other strategies;
+* ``oracle:R`` — a clairvoyant bound for comparison, defined as follows. At
+  the task's submission it knows every future login and the reboot times.
+  If some machine is free now and will stay free (no login, no reboot)
+  until the task would finish there, it runs ONE replica on such a machine
+  (the lowest-watt one under ``efficient`` machine choice, a random one
+  otherwise): the task then finishes in exactly its run time with no wasted
+  energy, which no policy can beat for that task. If the nightly reboot
+  falls before the task could finish, every run started now is killed, so it
+  runs ONE replica (least waste; it restarts after the reboot). Otherwise no
+  free machine avoids a login and it falls back to R replicas matched as
+  usual. The oracle places at once even when the
+  negotiation interval is positive (it skips that wait too). It is a bound
+  for one task at a time, not a global optimum over contention.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+from typing import Any, Protocol
+
+from condor_rlrep.errors import InputError
+
+__all__ = ["Policy", "FixedPolicy", "AgentPolicy", "OraclePolicy", "parse_policy"]
+
+_SPEC = re.compile(r"^(single|fixed|rl|rl-(epsilon-greedy|ucb1|thompson)|oracle)(?::(\d+))?$")
+
+
+class Policy(Protocol):
+    name: str
+    max_replicas: int
+
+    def choose(self, hour: int, phi_prime: float) -> tuple[int, bool, int]:
+        """(replicas, explored, state index or -1)."""
+
+    def learn(self, state: int, replicas: int, reward: float) -> None: ...
+
+
+@dataclass
+class FixedPolicy:
+    name: str
+    max_replicas: int
+
+    def choose(self, hour: int, phi_prime: float) -> tuple[int, bool, int]:
+        return self.max_replicas, False, -1
+
+    def learn(self, state: int, replicas: int, reward: float) -> None:
+        pass
+
+
+class AgentPolicy:
+    """The bandit agent; state = (hour of submission, φ′ bin)."""
+
+    def __init__(self, name: str, agent: Any):
+        self.name = name
+        self.agent = agent
+        self.max_replicas = agent.config.max_replicas
+        self._phi_bin = agent.space.phi_bin
+        self._bins = agent.space.n_phi_bins
+        self._choose = agent.choose
+        self._learn = agent.learn
+
+    def choose(self, hour: int, phi_prime: float) -> tuple[int, bool, int]:
+        # StateSpace.index without re-validating the simulator's own hour
+        state = hour * self._bins + self._phi_bin(phi_prime)
+        choice = self._choose(state)
+        return choice.action, choice.explored, state
+
+    def learn(self, state: int, replicas: int, reward: float) -> None:
+        self._learn(state, replicas, reward)
+
+
+@dataclass
+class OraclePolicy:
+    """See the module docstring; the placement itself is done by the runner."""
+
+    name: str
+    max_replicas: int
+
+    def choose(self, hour: int, phi_prime: float) -> tuple[int, bool, int]:
+        return self.max_replicas, False, -1
+
+    def learn(self, state: int, replicas: int, reward: float) -> None:
+        pass
+
+
+def parse_policy(spec: str, *, agent_config: Any = None, rng: Any = None, agent: Any = None) -> Policy:
+    """Build the policy named by ``spec`` (see the module docstring).
+
+    ``agent_config`` (an :class:`~condor_rlrep.agent.config.AgentConfig`) is
+    the base for ``rl`` policies; its ``max_replicas`` and ``strategy`` are
+    overridden by the spec. ``agent``: use this agent instead (e.g. one
+    loaded from a store to continue training).
+    """
+    match = _SPEC.match(spec.strip())
+    if match is None:
+        raise InputError(
+            f"unknown policy {spec!r} (expected single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R or oracle:R)"
+        )
+    kind, strategy, count = match.group(1), match.group(2), match.group(3)
+    if kind == "single":
+        if count not in (None, "1"):
+            raise InputError(f"policy {spec!r}: single takes no replica count")
+        return FixedPolicy("single", 1)
+    if count is None or int(count) < 1:
+        raise InputError(f"policy {spec!r} needs a replica count >= 1, e.g. {kind}:3")
+    k = int(count)
+    if kind == "fixed":
+        return FixedPolicy(f"fixed:{k}", k)
+    if kind == "oracle":
+        return OraclePolicy(f"oracle:{k}", k)
+    from condor_rlrep.agent.bandit import Agent
+    from condor_rlrep.agent.config import AgentConfig
+
+    if agent is None:
+        base = agent_config if agent_config is not None else AgentConfig()
+        changes: dict[str, Any] = {"max_replicas": k}
+        if strategy is not None:
+            changes["strategy"] = strategy
+        agent = Agent(replace(base, **changes), rng=rng)
+    elif agent.config.max_replicas != k:
+        raise InputError(f"policy {spec!r}: the given agent has R = {agent.config.max_replicas}")
+    return AgentPolicy(spec.strip(), agent)
