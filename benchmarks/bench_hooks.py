@@ -9,7 +9,12 @@ The DAG is layered and seeded (100 layers of 100 nodes, 1–3 parents each);
 the node log already holds the events of 9,000 finished nodes (~10 MB) so
 that POST faces a realistic late-run log. Usage::
 
-    python benchmarks/bench_hooks.py [--nodes 10000] [--repeat 9] [--seed 1]
+    python benchmarks/bench_hooks.py [--nodes 10000] [--repeat 15] [--seed 1]
+
+Wall and CPU (user + sys of the process) medians are both printed: on a
+shared machine the CPU ratio is the steadier one, while the wall figure also
+carries the store's fsyncs (SQLite checkpoints its WAL when the hook closes
+the last connection).
 """
 
 from __future__ import annotations
@@ -73,7 +78,7 @@ def substitute(argv: list[str], macros: dict[str, str]) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--nodes", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=9)
+    parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--finished", type=float, default=0.9, help="fraction of nodes already in the node log")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (printed) for profiling")
@@ -170,6 +175,9 @@ def main() -> None:
         print(f"PRE  (first call, builds cache) {first_pre * 1000:7.1f} ms      CPU {first_cpu * 1000:7.1f} ms          (target 3000 ms)")
         ok = pre / base <= 1.5 and post / base <= 1.5 and first_pre <= 3.0
         print("PASS" if ok else "FAIL (wall-time targets)")
+        # the machine is shared: CPU time is the steadier figure when others load it
+        cpu_ok = cpre / cbase <= 1.5 and cpost / cbase <= 1.5 and first_cpu <= 3.0
+        print("PASS on CPU time" if cpu_ok else "FAIL on CPU time")
     finally:
         if args.keep:
             print(f"kept {work}")

@@ -207,6 +207,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
             raise InputError(f"path {path!r} contains a blank: DAGMan splits SCRIPT arguments on blanks")
     estimates_path = os.path.abspath(opts.estimates) if opts.estimates else None
     _check_estimates(workflow, estimates_path, opts.default_estimate)
+    _absolute_model_paths(workflow)
     for sub in ("nodes", "state", "cache", "spool"):
         os.makedirs(os.path.join(context, sub), exist_ok=True)
 
@@ -296,6 +297,22 @@ def _check_estimates(workflow: Workflow, estimates_path: str | None, default: fl
 
     sidecar = read_estimates(estimates_path) if estimates_path else None
     resolve_estimates(workflow, sidecar=sidecar, default_estimate=default)  # raises naming the nodes
+
+
+def _absolute_model_paths(workflow: Workflow) -> None:
+    """VARS ``rlrep_bottlemod`` paths are relative to the DAG file that names
+    them; the copy lives elsewhere, so it names the models absolutely."""
+    from condor_rlrep.dag.model import BOTTLEMOD_MACRO
+    from condor_rlrep.estimates import absolute_bottlemod_spec
+
+    for node in workflow.nodes.values():
+        spec = absolute_bottlemod_spec(node)
+        if spec is None:
+            continue
+        value = spec[0] + (f"#{spec[1]}" if spec[1] else "")
+        for assignment in node.vars:
+            if assignment.key == BOTTLEMOD_MACRO:
+                assignment.value = value
 
 
 def _original(workflow: Workflow, node: Node, node_dir: str, body_path: str) -> tuple[str, str | None]:

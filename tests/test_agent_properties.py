@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from condor_rlrep.agent import Agent, AgentConfig, StateSpace
@@ -16,10 +16,11 @@ FAST = settings(max_examples=60, deadline=None)
 
 @FAST
 @given(n=st.integers(1, 40), p=st.floats(0.01, 100.0), phi=st.floats(-1e6, 1e6))
+@example(n=3, p=0.05, phi=0.05)  # 0.05·3/3 != 0.05: φ′ = P must still be in the last bin
 def test_phi_bin_matches_the_interval_definition(n, p, phi):
     space = StateSpace(n_bins=n, p_max=p)
     b = space.phi_bin(phi)
-    edges = [p * k / n for k in range(n + 1)]
+    edges = [p * k / n for k in range(n)] + [p]
     if b == 0:
         assert phi <= 0
     elif b == n + 1:

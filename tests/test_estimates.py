@@ -4,15 +4,22 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _critutil import make_workflow
-from condor_rlrep.dag.model import ESTIMATE_MACRO, VarAssignment
-from condor_rlrep.errors import EstimateError, InputError
+from condor_rlrep.dag.model import BOTTLEMOD_MACRO, ESTIMATE_MACRO, VarAssignment
+from condor_rlrep.errors import EstimateError, InputError, ModelError
 from condor_rlrep.estimates import (
+    BottleModRef,
+    absolute_bottlemod_spec,
+    bottlemod_models,
     parse_estimates,
     parse_seconds,
     read_estimates,
@@ -166,3 +173,86 @@ def test_read_estimates(tmp_path):
 def test_csv_round_trip(values):
     lines = ["node,seconds", *(f"{name},{value!r}" for name, value in values.items())]
     assert parse_estimates(lines) == values
+
+
+# --- BottleMod models (VARS rlrep_bottlemod) ----------------------------------
+
+_MODEL = Path(__file__).resolve().parents[1] / "examples" / "bottlemod" / "paper_50_50.toml"
+_MAKESPAN, _DL1 = 260.00283889926925, 178.00283898126926  # that model's own analysis
+
+
+def _model_workflow(tmp_path: Path) -> object:
+    (tmp_path / "m.toml").write_text(_MODEL.read_text())
+    workflow = make_workflow({"a": None, "b": 5.0, "c": None, "d": None, "e": None}, set(),
+                             path=str(tmp_path / "w.dag"))
+    for name, spec in {"a": "m.toml", "b": "m.toml", "c": "m.toml#dl1", "d": str(tmp_path / "m.toml#dl1")}.items():
+        workflow.nodes[name].vars.append(VarAssignment(BOTTLEMOD_MACRO, spec))
+    workflow.nodes["c"].runtime = 7.0  # a measured runtime is explicit: it beats the model
+    return workflow
+
+
+def test_bottlemod_priority(tmp_path: Path):
+    workflow = _model_workflow(tmp_path)
+    estimates, origins = resolve_estimates_with_origins(
+        workflow, extra=lambda node: 1.0, default_estimate=60.0, sidecar={"e": 3.0})
+    assert estimates == {"a": pytest.approx(_MAKESPAN), "b": 5.0, "c": 7.0, "d": pytest.approx(_DL1), "e": 3.0}
+    assert origins == {"a": "bottlemod", "b": "vars", "c": "runtime", "d": "bottlemod", "e": "file"}
+    # the model comes before the other sources (history, default) …
+    estimates, origins = resolve_estimates_with_origins(workflow, extra=lambda node: 1.0)
+    assert origins["a"] == "bottlemod" and origins["e"] == "extra"
+    # … and can be switched off
+    estimates, origins = resolve_estimates_with_origins(workflow, extra=lambda node: 1.0, bottlemod=False)
+    assert estimates["a"] == 1.0 and origins["a"] == "extra"
+
+
+def test_bottlemod_model_paths(tmp_path: Path):
+    workflow = _model_workflow(tmp_path)
+    assert bottlemod_models(workflow) == [os.path.realpath(tmp_path / "m.toml")]
+    assert absolute_bottlemod_spec(workflow.nodes["c"]) == (os.path.realpath(tmp_path / "m.toml"), "dl1")
+    assert absolute_bottlemod_spec(workflow.nodes["e"]) is None
+
+
+def test_bad_bottlemod_model_names_node_and_file(tmp_path: Path):
+    workflow = make_workflow({"a": None}, set(), path=str(tmp_path / "w.dag"))
+    workflow.nodes["a"].vars.append(VarAssignment(BOTTLEMOD_MACRO, "gone.toml"))
+    with pytest.raises(ModelError, match=r"node a: .*gone\.toml") as info:
+        resolve_estimates(workflow)
+    assert str(tmp_path / "w.dag") in str(info.value)
+
+
+def test_bottlemod_is_imported_only_for_a_node_naming_a_model():
+    code = (
+        "import sys; sys.path.insert(0, 'tests'); from _critutil import make_workflow; "
+        "from condor_rlrep.estimates import resolve_estimates; "
+        "resolve_estimates(make_workflow({'a': 1.0, 'b': 2.0}, set())); "
+        "print(any(m.startswith('condor_rlrep.bottlemod') for m in sys.modules))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[1],
+                         capture_output=True, text=True, timeout=120, check=True).stdout
+    assert out.strip() == "False"
+
+
+def test_sidecar_can_name_a_model(tmp_path: Path):
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "m.toml").write_text(_MODEL.read_text())
+    model = str(tmp_path / "models" / "m.toml")
+    csv_file = tmp_path / "est.csv"
+    csv_file.write_text("node,seconds\na,bottlemod:models/m.toml#dl1\nb, bottlemod:models/m.toml \nc,30\n")
+    json_file = tmp_path / "est.json"
+    json_file.write_text('{"a": "bottlemod:models/m.toml#dl1", "b": "BottleMod:models/m.toml", "c": 30}')
+    for path in (csv_file, json_file):
+        sidecar = read_estimates(path)
+        assert sidecar == {"a": BottleModRef(model, "dl1"), "b": BottleModRef(model, None), "c": 30.0}
+        workflow = make_workflow({"a": 10.0, "b": None, "c": None}, set())  # the sidecar beats VARS
+        estimates, origins = resolve_estimates_with_origins(workflow, sidecar=sidecar, bottlemod=False)
+        assert estimates == {"a": pytest.approx(_DL1), "b": pytest.approx(_MAKESPAN), "c": 30.0}
+        assert origins == {"a": "bottlemod", "b": "bottlemod", "c": "file"}
+        assert bottlemod_models(workflow, sidecar) == [model]
+
+
+def test_bad_sidecar_model_entries(tmp_path: Path):
+    with pytest.raises(InputError, match=r"est\.csv:2: node a: .*names no model file"):
+        parse_estimates(["node,seconds", "a,bottlemod:#x"], path=str(tmp_path / "est.csv"))
+    sidecar = parse_estimates(["a,bottlemod:gone.toml"], path=str(tmp_path / "est.csv"))
+    with pytest.raises(ModelError, match=r"est\.csv:1: node a: .*gone\.toml"):
+        resolve_estimates(make_workflow({"a": None}, set()), sidecar=sidecar)

@@ -219,6 +219,15 @@ def test_corrupt_settings_and_cache(tmp_path: Path) -> None:
     assert case.post(3) == 3
 
 
+def test_truncated_plan_data_fails_open(tmp_path: Path) -> None:
+    case = Case(tmp_path)
+    (data,) = (case.context / "cache").glob("plan-*/nodes.marshal")
+    data.write_bytes(data.read_bytes()[:3])
+    assert case.pre() == 0
+    assert case.out.read_text() == USER_SUB  # the user's job as is
+    assert "FAIL-OPEN" in case.log() and "plan cache" in case.log()
+
+
 def test_user_pre_failure_is_passed_through(tmp_path: Path) -> None:
     user = tmp_path / "user"
     user.mkdir()

@@ -60,7 +60,7 @@ def test_plan_cache_is_built_once_per_dag_content(tmp_path: Path, monkeypatch) -
     def boom(*args, **kwargs):
         raise AssertionError("rebuilt although the DAG did not change")
 
-    monkeypatch.setattr(cache_module, "build_plan", boom)
+    monkeypatch.setattr(cache_module, "_build", boom)
     assert load_plan(str(tmp_path), settings).nodes == plan.nodes
     monkeypatch.undo()
     dag.write_text(FIGURE1.read_text().replace('VARS H rlrep_estimate="1920"', 'VARS H rlrep_estimate="100"'))
@@ -88,12 +88,27 @@ def _figure1_plans(tmp_path_factory) -> tuple[object, object]:
 @given(phi=st.floats(0.0, 3.0), offset=st.floats(-5000, 20000), node=st.sampled_from("ABCDEFGH"),
        mode=st.sampled_from(["balanced", "current"]))
 def test_cached_criticality_equals_criticality_module(tmp_path_factory, phi: float, offset: float, node: str, mode: str) -> None:
-    """The warm PRE restates φ′/φ″ (to avoid importing the DAG package): it must
-    agree with condor_rlrep.criticality exactly."""
+    """The cached plan (built on the compact graph, stored with marshal) gives
+    the φ′/φ″ of a WorkflowPlan computed afresh on the networkx graph, exactly."""
     cached, graph = _figure1_plans(tmp_path_factory)
     reference = plan_workflow(graph, phi, start=1000.0)
     got = cached.criticality(node, phi=phi, start=1000.0, submit_time=1000.0 + offset, mode=mode)
     assert got == reference.criticality(node, 1000.0 + offset, mode)
+
+
+def test_pre_criticality_is_the_criticality_module(tmp_path_factory, monkeypatch) -> None:
+    """One φ′ implementation: the hook calls condor_rlrep.criticality's functions."""
+    from condor_rlrep import criticality
+
+    cached, _ = _figure1_plans(tmp_path_factory)
+    calls = []
+    monkeypatch.setattr(criticality, "deadline", lambda phi, cr, start: calls.append((phi, cr, start)) or 99.0)
+    monkeypatch.setattr(criticality, "phi_prime", lambda d, s, rem: calls.append((d, s, rem)) or 0.25)
+    monkeypatch.setattr(criticality, "phi_double_prime", lambda d, s, e, tail: calls.append((d, s, e, tail)) or 0.75)
+    assert cached.criticality("A", phi=1.0, start=10.0, submit_time=20.0) == 0.25
+    assert cached.criticality("A", phi=1.0, start=10.0, submit_time=20.0, mode="current") == 0.75
+    cr = 4 * 1920.0
+    assert calls == [(1.0, cr, 10.0), (99.0, 20.0, cr), (1.0, cr, 10.0), (99.0, 20.0, 1920.0, 3 * 1920.0)]
 
 
 def test_argv_parsing_tolerates_dagman_quirks() -> None:

@@ -46,6 +46,7 @@ def test_json_output_by_hand():
     assert list(nodes) == ["A", "B", "C", "D", "E", "F", "G", "H", "Z"]  # no virtual nodes, no FINAL
     assert nodes["D"] == {
         "estimate": 300.0,
+        "source": "vars",
         "L": 2100.0,
         "earliest_start": 600.0,
         "phi_prime": pytest.approx((4050 - 600) / 2100 - 1),
@@ -138,3 +139,41 @@ def test_dax_runtimes_and_default():
     report = json.loads(invoke(str(DATA / "chain.dax"), "--json", "--default-estimate", "60").output)
     assert report["nodes"]["ID3"]["phi_prime"] == pytest.approx((240 - 100) / 50 - 1)
     assert report["nodes"]["ID1"]["phi_double_prime"] == pytest.approx((240 - 60) / 100 - 1)
+
+
+MODEL = Path(__file__).resolve().parents[1] / "examples" / "bottlemod" / "paper_50_50.toml"
+# the model's own analysis: makespan 260.0028… s (merge/whole), dl1 finishes at 178.0028… s
+MAKESPAN, DL1 = 260.00283889926925, 178.00283898126926
+
+
+def _bottlemod_dag(tmp_path: Path, spec: str) -> str:
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "m.toml").write_text(MODEL.read_text())
+    dag = tmp_path / "w.dag"
+    dag.write_text(
+        "JOB A a.sub\nJOB B a.sub\nJOB C a.sub\n"
+        f'VARS A rlrep_bottlemod="{spec}"\nVARS B rlrep_bottlemod="models/m.toml#dl1"\n'
+        'VARS C rlrep_estimate="100"\nVARS C rlrep_bottlemod="models/m.toml"\n'
+        "PARENT A CHILD B\nPARENT B CHILD C\n"
+    )
+    return str(dag)
+
+
+def test_bottlemod_model_gives_the_estimate(tmp_path: Path):
+    report = json.loads(invoke(_bottlemod_dag(tmp_path, "models/m.toml"), "--json").output)
+    nodes = report["nodes"]
+    assert nodes["A"]["estimate"] == pytest.approx(MAKESPAN) and nodes["A"]["source"] == "bottlemod"
+    assert nodes["B"]["estimate"] == pytest.approx(DL1) and nodes["B"]["source"] == "bottlemod"
+    assert nodes["C"]["estimate"] == 100 and nodes["C"]["source"] == "vars"  # explicit beats the model
+    assert report["critical_path_seconds"] == pytest.approx(MAKESPAN + DL1 + 100)
+
+
+@pytest.mark.parametrize(("spec", "message"), [
+    ("models/missing.toml", "missing.toml"),
+    ("models/m.toml#nope", "no task 'nope'"),
+])
+def test_bad_bottlemod_model_names_node_and_file(capsys, tmp_path: Path, spec: str, message: str):
+    dag = _bottlemod_dag(tmp_path, spec)
+    code, out, err = run_main(capsys, dag, "--json")
+    assert code == 2 and out == ""
+    assert "node A" in err and message in err and "w.dag" in err and "Traceback" not in err

@@ -172,7 +172,13 @@ def _num(
         object.__setattr__(cfg, name, float(value))
 
 
+UTC_NAMES = frozenset({"UTC", "Etc/UTC", "Etc/UCT", "UCT", "Universal", "Zulu"})
+"""Zone names that are UTC: no need to import :mod:`zoneinfo` (hooks start lean)."""
+
+
 def _check_zone(name: str) -> None:
+    if name in UTC_NAMES:
+        return
     from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
     try:

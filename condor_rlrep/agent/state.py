@@ -11,9 +11,8 @@ import math
 import operator
 from bisect import bisect_left
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
-from condor_rlrep.agent.config import AgentConfig
+from condor_rlrep.agent.config import UTC_NAMES, AgentConfig
 from condor_rlrep.errors import RlrepError
 
 __all__ = ["StateSpace", "StateError"]
@@ -38,8 +37,15 @@ class StateSpace:
         # edges[k] = P·k/n; bisect_left puts φ′ == edge into the lower bin, as the
         # half-open intervals (a, b] require, without ceil()'s rounding trouble
         self._edges = [self.p_max * k / n_bins for k in range(n_bins + 1)]
-        self._zone = ZoneInfo(timezone)
-        self._utc = timezone in ("UTC", "Etc/UTC", "Etc/UCT", "UCT", "Universal", "Zulu")
+        # P·n/n need not round back to P; the last bin is (P(n−1)/n, P] exactly.
+        self._edges[-1] = self.p_max
+        self._utc = timezone in UTC_NAMES
+        if self._utc:
+            self._zone = None  # hour_of needs no zone: the hooks need not import zoneinfo
+        else:
+            from zoneinfo import ZoneInfo
+
+            self._zone = ZoneInfo(timezone)
 
     @classmethod
     def from_config(cls, config: AgentConfig) -> StateSpace:

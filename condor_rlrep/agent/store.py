@@ -27,9 +27,7 @@ from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
 from condor_rlrep.agent._schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
-from condor_rlrep.agent._uniform import uniform_source
 from condor_rlrep.agent.config import AgentConfig
-from condor_rlrep.agent.estimator import drifted, push_window, update_estimate
 from condor_rlrep.agent.interface import (
     DEFAULT_BUSY_TIMEOUT,
     DOCUMENT_FORMAT,
@@ -39,7 +37,6 @@ from condor_rlrep.agent.interface import (
     StoreStats,
     default_store_path,
 )
-from condor_rlrep.agent.policy import choose, epsilon
 from condor_rlrep.agent.state import StateError, StateSpace
 from condor_rlrep.errors import StoreError
 
@@ -169,6 +166,10 @@ class SqliteStore:
         and with neither the hour of ``now`` (default: the clock) is used.
         ``rng``: see :mod:`condor_rlrep.agent._uniform` (default: OS entropy).
         """
+        # imported here, not at the top: a POST hook (record only) does not pay for them
+        from condor_rlrep.agent._uniform import uniform_source
+        from condor_rlrep.agent.policy import choose, epsilon
+
         made_at = time.time() if now is None else float(now)
         context_text = _context_json(context)
         phi_value = _phi(phi_prime)
@@ -269,6 +270,8 @@ class SqliteStore:
         return [_record_of(row) for row in rows]
 
     def stats(self) -> StoreStats:
+        from condor_rlrep.agent.policy import epsilon
+
         with self._read() as conn:
             config, _, rewards_seen = self._agent_row(conn)
             total, closed = conn.execute("SELECT COUNT(*), COUNT(reward) FROM decisions").fetchone()
@@ -454,6 +457,8 @@ class SqliteStore:
 
     def _learn(self, conn: sqlite3.Connection, state: int, action: int, reward: float) -> None:
         """The store's half of Agent.learn: same functions, same order."""
+        from condor_rlrep.agent.estimator import drifted, push_window, update_estimate  # a PRE does not learn
+
         config, _, _ = self._agent_row(conn)
         row = conn.execute("SELECT n, q, window FROM estimates WHERE state = ? AND action = ?", (state, action)).fetchone()
         n, q, window_text = row if row is not None else (0, config.initial_estimate, "[]")

@@ -3,7 +3,9 @@
 Thin shell over :mod:`condor_rlrep.estimates`, :mod:`condor_rlrep.graph` and
 :mod:`condor_rlrep.criticality`. Times are seconds relative to s(W) = 0;
 planned φ′/φ″ are taken at each node's planned submit time s(W) + earliest
-start.
+start. Estimates come from :func:`~condor_rlrep.estimates.resolve_estimates`
+(sidecar, VARS ``rlrep_estimate``, DAX/WfFormat runtimes, BottleMod models
+named by VARS ``rlrep_bottlemod``, default); ``source`` says which.
 
 ``--json`` prints one object; a non-finite φ′/φ″ (a node whose remaining
 work is 0, e.g. a NOOP chain: it can never make the workflow late) is written
@@ -46,7 +48,8 @@ class _Seconds(click.ParamType):
 @click.option("--phi", type=click.FloatRange(min=0.0), default=0.5, show_default=True,
               help="Contingency φ: the workflow should finish within (1+φ)·CR(W).")
 @click.option("--estimates", "estimates_file", type=click.Path(exists=True, dir_okay=False),
-              help="Runtime estimates: CSV 'node,seconds' or a JSON object {node: seconds}.")
+              help="Runtime estimates: CSV 'node,seconds' or a JSON object {node: seconds}; "
+                   "a value may be bottlemod:MODEL.toml[#task] (relative to the file).")
 @click.option("--default-estimate", type=_Seconds(), default=None,
               help="Estimate for nodes without one (seconds, or with a s/m/h/d suffix).")
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
@@ -76,7 +79,7 @@ def inspect(
     if dot_file:
         _write_atomically(dot_file, _dot_text(graph, plan, Path(workflow_file).name))
     if as_json:
-        click.echo(json.dumps(_report(graph, plan), indent=2, allow_nan=False))
+        click.echo(json.dumps(_report(graph, plan, origins), indent=2, allow_nan=False))
     else:
         click.echo(_table(workflow_file, graph, plan, origins, phi_mode))
     if dot_file:
@@ -87,7 +90,7 @@ def _finite_or_none(value: float) -> float | None:
     return value if math.isfinite(value) else None
 
 
-def _report(graph: DependencyGraph, plan: WorkflowPlan) -> dict[str, Any]:
+def _report(graph: DependencyGraph, plan: WorkflowPlan, origins: dict[str, str]) -> dict[str, Any]:
     names = graph.names
     phi1 = plan.planned_phi_prime()
     phi2 = plan.planned_phi_double_prime()
@@ -95,6 +98,7 @@ def _report(graph: DependencyGraph, plan: WorkflowPlan) -> dict[str, Any]:
     for i, name in enumerate(names):
         nodes[name] = {
             "estimate": plan.estimate[name],
+            "source": origins.get(name),
             "L": plan.remaining[name],
             "earliest_start": plan.earliest_start[name],
             "phi_prime": _finite_or_none(phi1[name]),

@@ -14,7 +14,7 @@ from condor_rlrep.instrument import InstrumentOptions, instrument as instrument_
 @click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="The instrumented DAG to write.")
 @click.option("--phi", type=float, default=None, help="Contingency φ: deadline (1+φ)·CR(W) after the start [1.0].")
 @click.option("--store", type=click.Path(dir_okay=False), default=None, help="Agent store [$CONDOR_RLREP_STORE, else the default].")
-@click.option("--estimates", type=click.Path(exists=True, dir_okay=False), default=None, help="Sidecar file of per-node estimates (s).")
+@click.option("--estimates", type=click.Path(exists=True, dir_okay=False), default=None, help="Sidecar file of per-node estimates: seconds, or bottlemod:MODEL.toml[#task].")
 @click.option("--default-estimate", type=float, default=None, help="Estimate (s) for nodes that have none.")
 @click.option("--max-replicas", type=click.IntRange(1, 100), default=None, help="R: at most this many replicas per node [10].")
 @click.option("--policy", default=None, help="agent | epsilon-greedy | ucb1 | thompson | single | fixed:K [agent].")
@@ -24,7 +24,12 @@ from condor_rlrep.instrument import InstrumentOptions, instrument as instrument_
 @click.option("--hooks-bin", type=click.Path(file_okay=False), default=None, help="Directory holding rlrep-pre/post/reaper.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None, help="TOML/JSON file with these options (and [power]).")
 def instrument(dag: str, out: str, config_file: str | None, no_tolerance: bool, dagman_version: str | None, **given: Any) -> None:
-    """Write an instrumented copy of DAG (the user's files are not touched)."""
+    """Write an instrumented copy of DAG (the user's files are not touched).
+
+    Estimates: --estimates file, VARS rlrep_estimate, VARS
+    rlrep_bottlemod="model.toml[#task]" (a BottleMod model's predicted finish;
+    path relative to the DAG file), --default-estimate, in that order.
+    """
     values: dict[str, Any] = load_instrument_config(config_file) if config_file else {}
     values.update({key: value for key, value in given.items() if value is not None})
     if dagman_version is not None:

@@ -6,11 +6,20 @@ are all its inputs). The digest itself is memoised against the files'
 ``(size, mtime_ns, inode)`` so a warm PRE does not even reread a 10,000-node
 DAG. Value: ``{node: (e_t, L′_t, max_{j∈C_t} L′_j)}`` and CR(W) (eq. 5 of the
 replication paper, computed by :mod:`condor_rlrep.criticality` on the first
-call), stored with :mod:`marshal` in ``<ctx>/cache/plan-<digest>/``: CR(W) in
-``meta.marshal`` and the nodes spread over ``BUCKETS`` small files by CRC-32
-of the name, so a warm PRE loads ~40 entries of a 10,000-node DAG, not all.
+call), stored with :mod:`marshal` in ``<ctx>/cache/plan-<digest>/``: CR(W) and
+the byte range of each of ``BUCKETS`` buckets in ``meta.marshal``, the nodes,
+bucketed by a hash of the name (FNV-1a), in ``nodes.marshal``, so a warm PRE
+loads ~40 entries of a 10,000-node DAG, not all.
 Concurrent first calls build it once under an exclusive ``flock``; the
-directory appears atomically (``os.rename``).
+directory appears atomically (``os.rename``). The build is the simulator's:
+:func:`condor_rlrep.estimates.resolve_estimates` →
+:func:`condor_rlrep.graph.dependency_graph` →
+:func:`condor_rlrep.criticality.plan_workflow`; the cache keeps what PRE needs
+of that :class:`~condor_rlrep.criticality.WorkflowPlan`. BottleMod model files
+(VARS ``rlrep_bottlemod``) are inputs too: their ``(size, mtime_ns)`` is kept
+in ``meta.marshal`` (with ctime) and a change rebuilds the plan. A build that fails with a
+library error (a bad model) is recorded in ``failed-<digest>.json`` so the
+next PREs fail open at once instead of parsing the DAG again.
 
 φ′ (balanced) or φ″ (current-task) then come from
 :func:`condor_rlrep.criticality.phi_prime` / ``phi_double_prime`` with the
@@ -21,28 +30,36 @@ from __future__ import annotations
 
 import json
 import marshal
-import math
 import os
-import zlib
 from collections.abc import Sequence
 from typing import Any
 
 from condor_rlrep.condor.submit import write_atomic
 
-__all__ = ["CACHE_VERSION", "BUCKETS", "PlanCache", "bucket_of", "dag_digest", "plan_inputs", "load_plan", "build_plan"]
+__all__ = [
+    "CACHE_VERSION", "BUCKETS", "PlanCache", "PlanBuildError", "bucket_of", "dag_digest", "plan_inputs",
+    "load_plan", "build_plan",
+]
 
-CACHE_VERSION = 2
+CACHE_VERSION = 5
 BUCKETS = 256
 
 
 def bucket_of(name: str) -> int:
-    return zlib.crc32(name.encode("utf-8", "surrogateescape")) % BUCKETS
+    """Bucket of a node name: 32-bit FNV-1a of its UTF-8 bytes (stable across
+    processes, unlike ``hash``; no zlib import on the hook path)."""
+    value = 0x811C9DC5
+    for byte in name.encode("utf-8", "surrogateescape"):
+        value = ((value ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return value % BUCKETS
 
 
 class PlanCache:
-    """CR(W) and per-node ``(e_t, L′_t, max child L′)`` of one DAG version.
+    """What the PRE needs of one DAG version's :class:`~condor_rlrep.criticality.WorkflowPlan`:
+    CR(W) and per node ``(e_t, L′_t, max_{j∈C_t} L′_j)``.
 
-    ``directory`` set: nodes are read lazily from their bucket files.
+    ``directory`` set: nodes are read lazily, one bucket at a time, from
+    ``nodes.marshal`` at the ``(offset, length)`` that ``offsets`` gives.
     """
 
     def __init__(
@@ -51,12 +68,21 @@ class PlanCache:
         critical_path_seconds: float,
         nodes: dict[str, tuple[float, float, float]] | None = None,
         directory: str | None = None,
+        offsets: list[tuple[int, int]] | None = None,
     ):
         self.key = key
         self.critical_path_seconds = critical_path_seconds
         self._nodes = nodes
         self._directory = directory
+        self._offsets = offsets
         self._buckets: dict[int, dict[str, tuple[float, float, float]]] = {}
+
+    @classmethod
+    def from_workflow_plan(cls, plan: Any, key: str = "") -> PlanCache:
+        """The PRE's part of a :class:`~condor_rlrep.criticality.WorkflowPlan`."""
+        data = plan.to_dict()
+        nodes = dict(zip(data["names"], zip(data["estimate"], data["remaining"], data["max_child_remaining"])))
+        return cls(key, float(data["critical_path_seconds"]), nodes)
 
     @property
     def nodes(self) -> dict[str, tuple[float, float, float]]:
@@ -70,12 +96,17 @@ class PlanCache:
 
     def _bucket(self, index: int) -> dict[str, tuple[float, float, float]]:
         if index not in self._buckets:
-            assert self._directory is not None
-            try:
-                with open(os.path.join(self._directory, f"b{index:03d}.marshal"), "rb") as handle:
-                    self._buckets[index] = marshal.load(handle)
-            except FileNotFoundError:
+            assert self._directory is not None and self._offsets is not None
+            start, length = self._offsets[index]
+            if not length:
                 self._buckets[index] = {}
+            else:
+                with open(os.path.join(self._directory, "nodes.marshal"), "rb") as handle:
+                    handle.seek(start)
+                    data = handle.read(length)
+                if len(data) != length:
+                    raise ValueError(f"{self._directory}: truncated plan cache")
+                self._buckets[index] = marshal.loads(data)
         return self._buckets[index]
 
     def node(self, name: str) -> tuple[float, float, float]:
@@ -86,26 +117,19 @@ class PlanCache:
             raise KeyError(f"node {name!r} is not in the cached plan of this DAG (DAG changed since instrument?)") from None
 
     def criticality(self, name: str, *, phi: float, start: float, submit_time: float, mode: str = "balanced") -> float:
-        """φ′ (``balanced``) or φ″ (``current``) of ``name`` submitted at ``submit_time``.
+        """φ′ (``balanced``) or φ″ (``current``) of ``name`` submitted at ``submit_time``,
+        s(W) = ``start``: :func:`condor_rlrep.criticality.deadline` (eq. 2) and
+        :func:`~condor_rlrep.criticality.phi_prime` /
+        :func:`~condor_rlrep.criticality.phi_double_prime`, the simulator's functions."""
+        from condor_rlrep import criticality
 
-        Same definitions and zero-denominator rule as
-        :class:`condor_rlrep.criticality.WorkflowPlan` (a test holds them
-        equal); restated here because importing :mod:`condor_rlrep.criticality`
-        pulls in the DAG parser package, which the warm PRE cannot afford.
-        """
         estimate, remaining, max_child = self.node(name)
-        deadline = (phi + 1.0) * self.critical_path_seconds + start  # eq. 2
+        deadline = criticality.deadline(phi, self.critical_path_seconds, start)
         if mode == "balanced":
-            return _ratio_minus_one(deadline - submit_time, remaining)
+            return criticality.phi_prime(deadline, submit_time, remaining)
         if mode == "current":
-            return _ratio_minus_one(deadline - submit_time - max_child, estimate)
+            return criticality.phi_double_prime(deadline, submit_time, estimate, max_child)
         raise ValueError(f"unknown criticality mode {mode!r} (balanced or current)")
-
-
-def _ratio_minus_one(time_left: float, denominator: float) -> float:
-    if denominator > 0:
-        return time_left / denominator - 1.0
-    return math.inf if time_left >= 0 else -math.inf
 
 
 def _stat_key(paths: Sequence[str]) -> list[list[int]]:
@@ -151,11 +175,22 @@ def plan_inputs(settings: Any) -> list[str]:
 
 
 def build_plan(settings: Any, key: str = "") -> PlanCache:
-    """Parse the DAG, resolve estimates, build the graph and compute L′ (slow path)."""
+    """Parse the DAG, resolve estimates, compute the plan (the slow path).
+
+    The one model: :func:`condor_rlrep.estimates.resolve_estimates` (sidecar,
+    VARS, BottleMod models …), :func:`condor_rlrep.graph.dependency_graph`
+    and :func:`condor_rlrep.criticality.plan_workflow`, as in the simulator.
+    """
+    return _build(settings, key, [])
+
+
+def _build(settings: Any, key: str, models: list[str]) -> PlanCache:
+    """The plan; ``models`` receives the model files its estimates come from
+    (before they are read, so that a failing build names them too)."""
     from condor_rlrep.criticality import plan_workflow
     from condor_rlrep.dag.parser import parse_dag
-    from condor_rlrep.estimates import read_estimates, resolve_estimates
-    from condor_rlrep.graph import build_graph
+    from condor_rlrep.estimates import bottlemod_models, read_estimates, resolve_estimates
+    from condor_rlrep.graph import dependency_graph
 
     with open(settings.dag, encoding="utf-8", errors="surrogateescape") as handle:
         # SCRIPT lines (two per node, the longest ones) change neither the graph
@@ -166,18 +201,28 @@ def build_plan(settings: Any, key: str = "") -> PlanCache:
         allow_any_node_name_characters=bool(settings.allow_any_node_name_characters),
     )
     sidecar = read_estimates(settings.estimates) if settings.estimates else None
+    models.extend(bottlemod_models(workflow, sidecar))
     estimates = resolve_estimates(workflow, sidecar=sidecar, default_estimate=settings.default_estimate)
-    plan = plan_workflow(build_graph(workflow, estimates), 0.0)
-    nodes = {
-        str(name): (float(plan.estimate[name]), float(plan.remaining[name]), float(plan.max_child_remaining[name]))
-        for name in plan.remaining
-    }
-    return PlanCache(key, float(plan.critical_path_seconds), nodes)
+    plan = plan_workflow(dependency_graph(workflow, estimates), float(settings.phi))
+    return PlanCache.from_workflow_plan(plan, key)
 
 
 def _is_script_line(line: str) -> bool:
     head = line.lstrip()[:7]
     return head.upper() == "SCRIPT " or head.upper() == "SCRIPT\t"
+
+
+def _file_stamp(path: str) -> list[Any]:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return [path, None, None, None]
+    return [path, st.st_size, st.st_mtime_ns, st.st_ctime_ns]  # ctime: a chmod that makes it readable
+
+
+def _deps_unchanged(deps: Any) -> bool:
+    """The BottleMod model files are not hashed into the key; their stat is checked."""
+    return all(_file_stamp(dep[0]) == list(dep) for dep in deps)
 
 
 def _read(directory: str, key: str) -> PlanCache | None:
@@ -186,41 +231,78 @@ def _read(directory: str, key: str) -> PlanCache | None:
             meta = marshal.load(handle)
         if meta.get("version") != CACHE_VERSION or meta.get("key") != key or meta.get("buckets") != BUCKETS:
             return None
-        return PlanCache(key, float(meta["cr"]), directory=directory)
+        if not _deps_unchanged(meta.get("deps", ())):
+            return None
+        offsets = meta["offsets"]
+        if len(offsets) != BUCKETS:
+            return None
+        return PlanCache(key, float(meta["cr"]), directory=directory, offsets=offsets)
     except FileNotFoundError:
         return None
-    except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError):
+    except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError, IndexError):
         return None  # a corrupt cache is rebuilt, never trusted
 
 
-def _write(directory: str, plan: PlanCache) -> None:
+class PlanBuildError(RuntimeError):
+    """The plan of this DAG version could not be built (cached: PREs fail open fast)."""
+
+
+def _raise_recorded_failure(path: str, key: str) -> None:
+    """Re-raise a failure an earlier build recorded, while its inputs are unchanged."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            failure = json.load(handle)
+        if failure.get("version") != CACHE_VERSION or failure.get("key") != key:
+            return
+        if not _deps_unchanged(failure.get("deps", ())):
+            return
+        message = str(failure["message"])
+    except (OSError, ValueError, EOFError, TypeError, KeyError, AttributeError, IndexError):
+        return
+    raise PlanBuildError(f"{message} (plan build failed earlier for this DAG version)")
+
+
+def _write(directory: str, plan: PlanCache, deps: Sequence[Sequence[Any]] = ()) -> None:
     buckets: list[dict[str, tuple[float, float, float]]] = [{} for _ in range(BUCKETS)]
     for name, values in plan.nodes.items():
         buckets[bucket_of(name)][name] = values
     tmp = f"{directory}.tmp-{os.getpid()}"
     os.makedirs(tmp, exist_ok=True)
-    for index, bucket in enumerate(buckets):
-        if bucket:
-            with open(os.path.join(tmp, f"b{index:03d}.marshal"), "wb") as handle:
-                marshal.dump(bucket, handle)
-    meta = {"version": CACHE_VERSION, "key": plan.key, "cr": plan.critical_path_seconds, "buckets": BUCKETS}
+    offsets: list[tuple[int, int]] = []
+    position = 0
+    # one data file (creating 256 small files costs more than the whole plan)
+    with open(os.path.join(tmp, "nodes.marshal"), "wb") as handle:
+        for bucket in buckets:
+            data = marshal.dumps(bucket) if bucket else b""
+            handle.write(data)
+            offsets.append((position, len(data)))
+            position += len(data)
+    meta = {"version": CACHE_VERSION, "key": plan.key, "cr": plan.critical_path_seconds, "buckets": BUCKETS,
+            "offsets": offsets, "deps": [list(dep) for dep in deps]}
     with open(os.path.join(tmp, "meta.marshal"), "wb") as handle:
         marshal.dump(meta, handle)  # written last: its presence marks a complete plan
     import shutil
 
     if os.path.exists(directory):
-        shutil.rmtree(directory)  # a corrupt earlier plan (we hold the build lock)
+        shutil.rmtree(directory)  # a corrupt or outdated earlier plan (we hold the build lock)
     os.rename(tmp, directory)
 
 
 def load_plan(context: str, settings: Any) -> PlanCache:
-    """The cached plan of the DAG's current content, building it if needed."""
+    """The cached plan of the DAG's current content, building it if needed.
+
+    A build that fails (say, a BottleMod model that cannot be read) raises,
+    and is remembered for this DAG version until the model files change, so
+    that the following PREs fail open without parsing the DAG again.
+    """
     cache_dir = os.path.join(context, "cache")
     key = dag_digest(plan_inputs(settings), os.path.join(cache_dir, "digest.json"))
     directory = os.path.join(cache_dir, f"plan-{key}")
     cached = _read(directory, key)
     if cached is not None:
         return cached
+    failure = os.path.join(cache_dir, f"failed-{key}.json")
+    _raise_recorded_failure(failure, key)
     import fcntl
 
     os.makedirs(cache_dir, exist_ok=True)
@@ -229,6 +311,28 @@ def load_plan(context: str, settings: Any) -> PlanCache:
         cached = _read(directory, key)  # another PRE may have built it meanwhile
         if cached is not None:
             return cached
-        plan = build_plan(settings, key)
-        _write(directory, plan)
+        _raise_recorded_failure(failure, key)
+        models: list[str] = []
+        try:
+            plan = _build(settings, key, models)
+        except Exception as err:
+            _record_failure(failure, key, models, err)
+            raise
+        _write(directory, plan, [_file_stamp(path) for path in models])
+        try:
+            os.unlink(failure)
+        except OSError:
+            pass
         return plan
+
+
+def _record_failure(path: str, key: str, models: list[str], err: Exception) -> None:
+    from condor_rlrep.errors import RlrepError
+
+    if not isinstance(err, RlrepError):
+        return  # unexpected (a bug, a full disk …): try again next time
+    record = {"version": CACHE_VERSION, "key": key, "message": str(err), "deps": [_file_stamp(m) for m in models]}
+    try:
+        write_atomic(path, json.dumps(record))
+    except OSError:
+        pass  # recording is an optimisation only
