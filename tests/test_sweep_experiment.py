@@ -53,3 +53,9 @@ def test_bad_experiment_files(tmp_path):
         load_experiment(bad)
     with pytest.raises(InputError, match="no experiment file or built-in experiment named 'nope'"):
         load_experiment("nope")
+
+
+def test_a_folder_named_like_an_experiment_does_not_shadow_it(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "paper-figure1").mkdir()  # e.g. a previous --out folder
+    assert load_experiment("paper-figure1").name == "paper-figure1"

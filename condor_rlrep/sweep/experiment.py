@@ -111,7 +111,7 @@ def builtin_experiments() -> list[str]:
 def experiment_path(name_or_path: str | Path) -> Path:
     """A path as given, or the shipped experiment of that name."""
     candidate = Path(name_or_path)
-    if candidate.suffix == ".toml" or candidate.exists():
+    if candidate.suffix == ".toml" or candidate.is_file():
         return candidate
     shipped = _experiments_dir() / f"{name_or_path}.toml"
     if shipped.exists():
