@@ -6,8 +6,6 @@ matplotlib is imported here only, with the non-interactive Agg backend.
 from __future__ import annotations
 
 import math
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -65,13 +63,10 @@ def plot_analysis(analysis: Analysis, out: str | Path, title: str = "") -> None:
     if title:
         fig.suptitle(title)
     fig.tight_layout(rect=(0.0, 0.0, 0.8, 1.0))
-    out = Path(out)
-    fd, tmp = tempfile.mkstemp(dir=out.parent or ".", prefix=f".{out.name}.", suffix=out.suffix or ".png")
-    os.close(fd)
+    from condor_rlrep.atomic import atomic_path
+
     try:
-        fig.savefig(tmp, dpi=110)
-        os.replace(tmp, out)
+        with atomic_path(out) as tmp:
+            fig.savefig(tmp, dpi=110, format=Path(out).suffix.lstrip(".") or "png")
     finally:
         plt.close(fig)
-        if os.path.exists(tmp):
-            os.unlink(tmp)

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -177,12 +175,6 @@ def _dot_text(graph: DependencyGraph, plan: WorkflowPlan, title: str) -> str:
 
 
 def _write_atomically(path: str, text: str) -> None:
-    target = Path(path)
-    handle, temporary = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent if str(target.parent) else ".")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.replace(temporary, target)
-    except BaseException:
-        Path(temporary).unlink(missing_ok=True)
-        raise
+    from condor_rlrep.atomic import write_atomic
+
+    write_atomic(path, text)

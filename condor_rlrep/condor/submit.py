@@ -150,20 +150,8 @@ def validate_description(
 
 
 def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
-    """Write ``path`` via a temporary file in the same directory and ``os.replace``,
-    so that a reader (condor_submit, DAGMan) never sees half a file."""
-    target = os.fspath(path)
-    data = text.encode("utf-8") if isinstance(text, str) else text
-    # pid-unique name beside the target (no tempfile: it is slow to import)
-    tmp = f"{target}.tmp-{os.getpid()}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    """Write ``path`` atomically, so that a reader (condor_submit, DAGMan)
+    never sees half a file."""
+    from condor_rlrep.atomic import write_atomic as _write
+
+    _write(path, text, mode=0o644)

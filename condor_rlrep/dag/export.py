@@ -44,10 +44,10 @@ import logging
 import math
 import os
 import re
-import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
+from condor_rlrep.atomic import write_atomic
 from condor_rlrep.dag.model import ESTIMATE_MACRO, Node, VarAssignment, Workflow
 from condor_rlrep.errors import InputError
 
@@ -276,14 +276,4 @@ def _one_line(text: str) -> str:
 
 
 def _write_atomic(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` through a temporary file and ``os.replace``."""
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(temporary, 0o644)
-        os.replace(temporary, path)
-    except BaseException:
-        if os.path.exists(temporary):
-            os.unlink(temporary)
-        raise
+    write_atomic(path, text, mode=0o644)

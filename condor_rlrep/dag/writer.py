@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import os
 import re
-import tempfile
 from collections.abc import Iterator
 
 from ..errors import DagError
@@ -231,21 +230,6 @@ def write_dag_lines(workflow: Workflow, *, allow_any_node_name_characters: bool 
 
 def write_dag(workflow: Workflow, path: str | os.PathLike[str], *, allow_any_node_name_characters: bool = False) -> None:
     """Write ``workflow`` to ``path`` atomically (temporary file + ``os.replace``)."""
-    target = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(target))
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".dag", dir=directory)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as f:
-            for line in write_dag_lines(workflow, allow_any_node_name_characters=allow_any_node_name_characters):
-                f.write(line)
-                f.write("\n")
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
+    from condor_rlrep.atomic import write_atomic
+
+    write_atomic(path, write_dag_lines(workflow, allow_any_node_name_characters=allow_any_node_name_characters))

@@ -8,11 +8,10 @@ whichever backend produced them.
 from __future__ import annotations
 
 import html
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from condor_rlrep.atomic import write_atomic
 from condor_rlrep.report.data import ResultTable
 from condor_rlrep.report.figures import FIGURES
 from condor_rlrep.report.findings import findings
@@ -94,10 +93,7 @@ class Report:
 
 
 def _write_text(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        handle.write(text)
-    os.replace(tmp, path)
+    write_atomic(path, text)
 
 
 def _num(value: float | None, fmt: str = "{:,.0f}") -> str:

@@ -13,11 +13,10 @@ finished, so its presence is the "done" marker a resumed sweep trusts.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
+from condor_rlrep.atomic import write_atomic
 from condor_rlrep.errors import InputError
 from condor_rlrep.sweep.experiment import Experiment, RunSpec
 
@@ -26,15 +25,7 @@ __all__ = ["SweepDir"]
 
 def write_json_atomic(path: Path, document: Any) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(document, handle, indent=1, sort_keys=True)
-            handle.write("\n")
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_atomic(path, json.dumps(document, indent=1, sort_keys=True) + "\n")
 
 
 class SweepDir:

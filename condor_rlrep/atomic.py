@@ -1,0 +1,56 @@
+"""Writing files so that no reader ever sees half of one.
+
+Every file a user or DAGMan reads (DAGs, submit descriptions, reports, store
+exports, plots) is written to a temporary name in the same directory and
+renamed over the target, which POSIX makes atomic. This module imports only
+:mod:`os` and :mod:`contextlib` because the DAGMan hooks use it on every call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+
+__all__ = ["write_atomic", "atomic_path"]
+
+
+def _temporary_name(target: str) -> str:
+    directory, name = os.path.split(target)
+    # pid-unique rather than tempfile's random names: tempfile is slow to import.
+    return os.path.join(directory, f".{name}.tmp-{os.getpid()}")
+
+
+@contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
+    """Yield a temporary path to write; on success it replaces ``path``,
+    on any error it is removed and ``path`` is left as it was."""
+    target = os.fspath(path)
+    tmp = _temporary_name(target)
+    try:
+        yield tmp
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str], *, mode: int = 0o666) -> None:
+    """Write text, bytes, or an iterable of lines (each gets a newline) to
+    ``path`` atomically. ``mode`` is filtered by the umask, as for ``open``."""
+    with atomic_path(path) as tmp:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        if isinstance(data, bytes):
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(data)
+        else:
+            with os.fdopen(fd, "w", encoding="utf-8", errors="surrogateescape") as handle:
+                if isinstance(data, str):
+                    handle.write(data)
+                else:
+                    for line in data:
+                        handle.write(line)
+                        handle.write("\n")
