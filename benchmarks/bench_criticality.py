@@ -24,6 +24,7 @@ peak memory ≤ 1 GB).
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -126,6 +127,9 @@ def run_one(nodes: int, repeats: int) -> dict:
             assert len(phis) == nodes and min(phis.values()) >= 0.5 - 1e-9
             nx_graph = timed("nx", build_graph, workflow, estimates)
             del workflow, estimates, graph, phis, nx_graph
+            # every repeat starts from the same heap: the cyclic GC's scans of
+            # this repeat's objects are not left to land in the next one
+            gc.collect()
     def medians(times: dict[str, list[float]]) -> dict[str, float | None]:
         return {step: statistics.median(values) if values else None for step, values in times.items()}
 

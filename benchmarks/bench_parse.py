@@ -14,7 +14,10 @@ Kahn cycle check runs).
 The machine this runs on is shared and noisy: ``ref`` is the time of a
 reference loop (strip+split of every line, GC off) measured right before each
 size, and ``ratio`` = median parse time / ref, which stays comparable between
-runs when absolute times do not.
+runs when absolute times do not. Each timed parse starts after the previous
+workflow is freed and collected (``gc.collect()``), so it measures the parse
+alone; the cyclic GC's later scans of the objects a parse creates (see
+bench_criticality.py) are not in it.
 
     /work/venv/bin/python benchmarks/bench_parse.py [--sizes 1000,10000,100000] [--repeat 5]
 """
@@ -78,7 +81,12 @@ def main() -> None:
             m = generate(path, n, order=order)
             ref = min(reference(path) for _ in range(3))
             times, cpus = [], []
+            wf = None
             for _ in range(args.repeat):
+                # Free the previous result and let the cyclic GC scan it now:
+                # otherwise the next timed parse pays for both.
+                wf = None
+                gc.collect()
                 t0, c0 = time.perf_counter(), time.process_time()
                 wf = read_dag(path)
                 times.append(time.perf_counter() - t0)

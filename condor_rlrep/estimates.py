@@ -287,8 +287,8 @@ def resolve_estimates_with_origins(
                 origins[name] = "file"
             continue
         # DAGMan: the last VARS wins. An index walk, not reversed(): 10^5
-        # iterator objects would wake the cyclic GC, which then rescans every
-        # object the parser just made (most of this loop's former cost).
+        # iterator objects would wake the cyclic GC, which would then scan the
+        # young objects of the whole workflow (most of this loop's former cost).
         assignments = node.vars
         k = len(assignments)
         while k:

@@ -20,7 +20,7 @@ from .model import Script, VarAssignment
 if TYPE_CHECKING:
     from .parser import _Parser, _Scope, _Splice
 
-__all__ = ["COMMANDS", "SYNTAX", "display_keyword", "syntax_error"]
+__all__ = ["COMMANDS", "SYNTAX", "VARS_LINE", "display_keyword", "syntax_error"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,18 @@ _INT = re.compile(r"[+-]?[0-9]+\Z")
 _TOLERANCE = re.compile(r"[0-9]+%?\Z")
 _SCRIPT_KINDS = frozenset({"PRE", "POST", "HOLD"})
 _DEBUG_TYPES = frozenset({"STDOUT", "STDERR", "ALL"})
+
+# The common VARS line, one plain key="value" pair: (node, key, value). It
+# matches only lines that DAGMan's lexer splits into exactly these tokens and
+# that _cmd_vars accepts as they are (printable ASCII; no quote, '=' or
+# backslash in the node name; an identifier key not starting with "queue";
+# no quote or backslash in the value). re.M: the parser also matches it
+# against many lines joined by newlines.
+VARS_LINE = re.compile(
+    r"^(?i:VARS)[ \t]+([!#-&(-<>-\[\]-~]+)[ \t]+"
+    r'((?![Qq][Uu][Ee][Uu][Ee])[A-Za-z_][A-Za-z0-9_]*)="([ !#-\[\]-~]*)"[ \t]*$',
+    re.M,
+)
 
 
 def display_keyword(kw: str) -> str:
@@ -215,6 +227,11 @@ def _cmd_abort(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, 
 
 
 def _cmd_vars(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+    m = VARS_LINE.match(line)
+    if m is not None:  # the common shape, without the character-level lexer
+        for node in p.targets(scope, kw, m[1], path, lineno):
+            node.vars.append(VarAssignment(m[2], m[3]))
+        return
     toks = Lexer(line).all() if not is_plain(line) else [Token(t, t) for t in line.split()]
     if len(toks) < 2:
         raise syntax_error(kw, "no node name given", path, lineno)
