@@ -153,6 +153,8 @@ def _params_text(base: dict[str, Any]) -> str:
 
 
 def _table1(report: Report, table: ResultTable, workflows: str, experiment: dict[str, Any]) -> None:
+    # The paper publishes Table 1 and the p(W) statistics for Figure-1 workflows only.
+    paper = workflows == "figure1"
     rows = []
     scale = None
     for phi in table.phis(workflows):
@@ -160,35 +162,33 @@ def _table1(report: Report, table: ResultTable, workflows: str, experiment: dict
         if base is None:
             continue
         total = base.result.get("workflows", 0)
-        paper_ok = TABLE1_SUCCESSFUL.get(phi) if workflows == "figure1" else None
-        if scale is None and total:
-            scale = PAPER_WORKFLOWS / total
-        rows.append([
-            f"{phi:g}",
-            _num(total),
-            _num(base.within()),
-            _num(100.0 * base.within() / total if total else None, "{:.1f} %"),
-            _num(paper_ok),
-            _num(100.0 * paper_ok / PAPER_WORKFLOWS if paper_ok else None, "{:.1f} %"),
-            _num(base.energy_mwh, "{:.2f}"),
-            _num(base.energy_mwh * scale if scale else None, "{:.2f}"),
-            _num(TABLE1_ENERGY_MWH.get(phi) if workflows == "figure1" else None, "{:.2f}"),
-        ])
+        row = [f"{phi:g}", _num(total), _num(base.within()),
+               _num(100.0 * base.within() / total if total else None, "{:.1f} %"), _num(base.energy_mwh, "{:.2f}")]
+        if paper:
+            paper_ok = TABLE1_SUCCESSFUL.get(phi)
+            if scale is None and total:
+                scale = PAPER_WORKFLOWS / total
+            row[4:4] = [_num(paper_ok), _num(100.0 * paper_ok / PAPER_WORKFLOWS if paper_ok else None, "{:.1f} %")]
+            row += [_num(base.energy_mwh * scale if scale else None, "{:.2f}"), _num(TABLE1_ENERGY_MWH.get(phi), "{:.2f}")]
+        rows.append(row)
     if not rows:
         return
-    report.h(3, "Table 1 — baseline (single replica)")
-    report.table(
-        ["P = φ", "workflows", "within P (ours)", "share (ours)", "within P (paper)", "share (paper)",
-         "energy MWh (ours)", "energy MWh scaled to 40,054 wf", "energy MWh (paper)"],
-        rows,
-    )
+    report.h(3, "Table 1 — baseline (single replica)" if paper else "Baseline (single replica)")
+    header = ["P = φ", "workflows", "within P (ours)", "share (ours)", "energy MWh (ours)"]
+    if paper:
+        header[4:4] = ["within P (paper)", "share (paper)"]
+        header += ["energy MWh scaled to 40,054 wf", "energy MWh (paper)"]
+    report.table(header, rows)
     base = next((table.baseline(workflows, phi) for phi in table.phis(workflows) if table.baseline(workflows, phi)), None)
     stats = base.result.get("p_stats") if base else None
     if stats and None not in (stats["mean"], stats["sd"], stats["max"], stats["share_p_ge_1"]):
+        def beside(key: str, fmt: str) -> str:
+            return f" (paper {fmt.format(BASELINE_P_STATS[key])})" if paper else ""
+
         report.p(
-            f"p(W) of the baseline: mean {stats['mean']:.3f} (paper {BASELINE_P_STATS['mean']}), "
-            f"s.d. {stats['sd']:.3f} (paper {BASELINE_P_STATS['sd']}), share with p ≥ 1 {stats['share_p_ge_1']:.1%} "
-            f"(paper ≈ {BASELINE_P_STATS['share_p_ge_1']:.0%}), maximum {stats['max']:.2f} (paper {BASELINE_P_STATS['max']})."
+            f"p(W) of the baseline: mean {stats['mean']:.3f}{beside('mean', '{}')}, "
+            f"s.d. {stats['sd']:.3f}{beside('sd', '{}')}, share with p ≥ 1 {stats['share_p_ge_1']:.1%}"
+            f"{beside('share_p_ge_1', '≈ {:.0%}')}, maximum {stats['max']:.2f}{beside('max', '{}')}."
         )
 
 
