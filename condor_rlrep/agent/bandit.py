@@ -2,9 +2,14 @@
 
 ``choose(state) -> Choice`` and ``learn(state, replicas, reward)``. Estimates
 and counts live in numpy arrays; ε-greedy keeps each state's greedy action in
-a list so that a decision costs one or two uniform draws and a lookup. The
-SQLite store runs the very same estimator and policy functions, so an agent
-saved to a store and used by the hooks behaves as it did in simulation.
+a list so that a decision costs one or two uniform draws and a lookup. UCB1
+keeps each state's decision (it only changes when the state learns: ``learn``
+drops it) and Thompson each state's posterior (``learn`` updates the one
+action's entry) and draws its standard normals in blocks. The SQLite store
+runs the very same estimator and policy functions, so an agent saved to a
+store and used by the hooks behaves as it did in simulation; for one seed
+the in-memory agent makes exactly the choices ``policy.choose`` makes on the
+same uniform stream.
 """
 
 from __future__ import annotations
@@ -13,10 +18,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from condor_rlrep.agent._uniform import uniform_source
+from condor_rlrep.agent._uniform import BufferedNormal, uniform_source
 from condor_rlrep.agent.config import AgentConfig
 from condor_rlrep.agent.estimator import drifted, push_window, update_estimate
-from condor_rlrep.agent.policy import choose, choose_epsilon_greedy, epsilon, greedy_index
+from condor_rlrep.agent.policy import (
+    choose_epsilon_greedy,
+    epsilon,
+    greedy_index,
+    thompson_pick,
+    thompson_posterior,
+    ucb1_index,
+)
 from condor_rlrep.agent.state import StateError, StateSpace
 
 __all__ = ["Agent", "Choice"]
@@ -34,6 +46,9 @@ class Agent:
 
     ``rng``: numpy Generator or seed (the only source of randomness; the
     Generator is consumed in blocks of uniforms).
+
+    Change ``estimates`` and ``counts`` only through :meth:`learn` (or
+    :meth:`from_state`): UCB1's and Thompson's per-state caches follow them.
     """
 
     def __init__(self, config: AgentConfig | None = None, *, rng: Any = None):
@@ -54,6 +69,13 @@ class Agent:
         self._greedy = [0] * n_states
         self._eps_greedy = self.config.strategy == "epsilon-greedy"
         self._sliding = self._eps_greedy and self.config.schedule == "sliding-window"
+        self._ucb = self.config.strategy == "ucb1"
+        self._thompson = self.config.strategy == "thompson"
+        self._cache: list[Any] = [None] * n_states
+        """Per state, until it learns: UCB1's Choice or Thompson's posterior (means, roots)."""
+        self._normals = BufferedNormal(self._uniform)
+        self._choices = [(Choice(index + 1, False), Choice(index + 1, True)) for index in range(n_actions)]
+        """Choice(index + 1, explored) made once: building a NamedTuple costs more than the pick."""
 
     # -- the two verbs -------------------------------------------------------
 
@@ -65,14 +87,18 @@ class Agent:
             eps = epsilon(self.config, self.rewards_seen, self.recovery[state] > 0)
             index, explored = choose_epsilon_greedy(self._greedy[state], self.n_actions, eps, self._uniform)
             return Choice(index + 1, explored)
-        index, explored = choose(
-            self.config,
-            self.estimates[state].tolist(),
-            self.counts[state].tolist(),
-            0.0,
-            self._uniform,
-        )
-        return Choice(index + 1, explored)
+        cached = self._cache[state]
+        if self._ucb:
+            if cached is None:
+                index = ucb1_index(self.estimates[state].tolist(), self.counts[state].tolist(), self.config.ucb_c)
+                cached = self._cache[state] = self._choices[index][index != self._greedy[state]]
+            return cached
+        if cached is None:
+            cached = self._cache[state] = thompson_posterior(
+                self.estimates[state].tolist(), self.counts[state].tolist(), self.config
+            )
+        index = thompson_pick(cached[0], cached[1], self._normals.take(self.n_actions))
+        return self._choices[index][index != self._greedy[state]]
 
     def learn(self, state: int, action: int, reward: float) -> None:
         """Fold one reward for ``action`` replicas in ``state`` into the estimates (eq. 8)."""
@@ -90,6 +116,14 @@ class Agent:
         self.estimates[state, index] = q
         self.counts[state, index] = n
         self.rewards_seen += 1
+        cached = self._cache[state]
+        if cached is not None:
+            if self._thompson:  # one action's posterior moved; the others stand
+                means, roots = thompson_posterior((q,), (n,), self.config)
+                cached[0][index] = means[0]
+                cached[1][index] = roots[0]
+            else:  # UCB1: N changed, so every bonus did
+                self._cache[state] = None
         if self._sliding:
             self._slide(state, index, reward, q)
         self._greedy[state] = greedy_index(self.estimates[state].tolist())
@@ -158,6 +192,7 @@ class Agent:
         row = self.counts[state]
         np.minimum(row, cap, out=row)
         self.recovery[state] = self.config.recovery
+        self._cache[state] = None
         for index in range(self.n_actions):
             self.windows.pop((state, index), None)
 
@@ -190,6 +225,7 @@ class Agent:
                 agent.windows[(state, action - 1)] = [float(r) for r in window]
         for state in range(agent.n_states):
             agent._greedy[state] = greedy_index(agent.estimates[state].tolist())
+        agent._cache = [None] * agent.n_states
         return agent
 
     def save_to_store(self, path: str, *, replace: bool = False) -> None:

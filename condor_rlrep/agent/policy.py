@@ -12,6 +12,7 @@ numpy import) and the in-memory agent.
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Callable, Sequence
 
 from condor_rlrep.agent.config import AgentConfig
@@ -21,7 +22,10 @@ __all__ = [
     "greedy_index",
     "choose_epsilon_greedy",
     "choose_ucb1",
+    "ucb1_index",
     "choose_thompson",
+    "thompson_posterior",
+    "thompson_pick",
     "choose",
 ]
 
@@ -65,24 +69,28 @@ def choose_epsilon_greedy(greedy: int, n_actions: int, eps: float, uniform: Unif
 
 
 def choose_ucb1(q_row: Sequence[float], n_row: Sequence[int], c: float) -> tuple[int, bool]:
-    """UCB1: each untried action once (fewest replicas first), then the
-    highest ``q + c·sqrt(ln N / n_a)``, N the number of rewards in the state."""
-    for index, n in enumerate(n_row):
-        if n == 0:
-            return index, index != greedy_index(q_row)
-    log_total = math.log(sum(n_row))
-    scores = [q + c * math.sqrt(log_total / n) for q, n in zip(q_row, n_row)]
-    index = greedy_index(scores)
+    """UCB1 (see :func:`ucb1_index`) and whether it left the greedy action."""
+    index = ucb1_index(q_row, n_row, c)
     return index, index != greedy_index(q_row)
 
 
-def choose_thompson(
-    q_row: Sequence[float],
-    n_row: Sequence[int],
-    config: AgentConfig,
-    uniform: Uniform,
-) -> tuple[int, bool]:
-    """Thompson sampling with a Gaussian model of each action's mean reward.
+def ucb1_index(q_row: Sequence[float], n_row: Sequence[int], c: float) -> int:
+    """UCB1: each untried action once (fewest replicas first), then the
+    highest ``q + c·sqrt(ln N / n_a)``, N the number of rewards in the state
+    (first on ties)."""
+    if 0 in n_row:
+        return list(n_row).index(0)
+    log_total = math.log(sum(n_row))
+    sqrt = math.sqrt
+    scores = [q + c * sqrt(log_total / n) for q, n in zip(q_row, n_row)]
+    # scores are finite, so max() + index() is greedy_index's first-maximum rule
+    return scores.index(max(scores))
+
+
+def thompson_posterior(
+    q_row: Sequence[float], n_row: Sequence[int], config: AgentConfig
+) -> tuple[list[float], list[float]]:
+    """Per action: posterior mean and sqrt(precision) of its mean reward.
 
     Prior N(prior_mean, prior_sd²), rewards assumed N(mean, noise_sd²) — a
     conjugate stand-in for the real two-valued reward. The posterior after
@@ -93,13 +101,34 @@ def choose_thompson(
     prior_precision = 1.0 / (config.prior_sd * config.prior_sd)
     noise_precision = 1.0 / (config.noise_sd * config.noise_sd)
     cap = math.inf if config.step_size is None else 1.0 / config.step_size
-    samples = []
+    means = []
+    roots = []
     for q, n in zip(q_row, n_row):
         n_eff = min(n, cap)
         precision = prior_precision + n_eff * noise_precision
-        mean = (config.prior_mean * prior_precision + n_eff * q * noise_precision) / precision
-        samples.append(mean + _standard_normal(uniform) / math.sqrt(precision))
-    index = greedy_index(samples)
+        means.append((config.prior_mean * prior_precision + n_eff * q * noise_precision) / precision)
+        roots.append(math.sqrt(precision))
+    return means, roots
+
+
+def thompson_pick(means: Sequence[float], roots: Sequence[float], normals: Sequence[float]) -> int:
+    """Index of the highest sample ``mean + z / sqrt(precision)`` (first on ties)."""
+    samples = list(map(operator.add, means, map(operator.truediv, normals, roots)))
+    # max() keeps the first of equal maxima and index() finds it: greedy_index's tie rule
+    return samples.index(max(samples))
+
+
+def choose_thompson(
+    q_row: Sequence[float],
+    n_row: Sequence[int],
+    config: AgentConfig,
+    uniform: Uniform,
+) -> tuple[int, bool]:
+    """Thompson sampling with a Gaussian model of each action's mean reward
+    (see :func:`thompson_posterior`): one standard normal per action, in
+    action order, each by Box–Muller from two consecutive uniforms."""
+    means, roots = thompson_posterior(q_row, n_row, config)
+    index = thompson_pick(means, roots, [_standard_normal(uniform) for _ in means])
     return index, index != greedy_index(q_row)
 
 
