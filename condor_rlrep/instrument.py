@@ -167,7 +167,8 @@ def _blank(text: str) -> bool:
 
 def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], options: InstrumentOptions | None = None) -> InstrumentResult:
     """Write the instrumented copy of DAG ``source`` to ``out`` (see the module doc)."""
-    from condor_rlrep.condor.submit import find_queue, write_atomic
+    from condor_rlrep.atomic import write_atomic
+    from condor_rlrep.condor.submit import find_queue
     from condor_rlrep.dag.load import detect_format
     from condor_rlrep.dag.parser import read_dag
     from condor_rlrep.dag.writer import write_dag
@@ -373,7 +374,7 @@ def _config(
     workflow: Workflow, src_dir: str, context: str, tolerance: str, max_replicas: int, spliced: bool
 ) -> str | None:
     """The DAG's CONFIG: the user's (absolute), or a merged copy when we need knobs."""
-    from condor_rlrep.condor.submit import write_atomic
+    from condor_rlrep.atomic import write_atomic
 
     user = None
     if workflow.config:
@@ -411,7 +412,7 @@ def _quote_argument(text: str) -> str:
 
 
 def _add_reaper(workflow: Workflow, executable: str, context: str, interval: float) -> None:
-    from condor_rlrep.condor.submit import write_atomic
+    from condor_rlrep.atomic import write_atomic
 
     name = REAPER_NODE
     while name in workflow.nodes:

@@ -6,13 +6,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from condor_rlrep.atomic import write_atomic
 from condor_rlrep.condor.submit import (
     SubmitError,
     find_queue,
     is_replicable,
     replica_description,
     validate_description,
-    write_atomic,
 )
 
 TAGS = {"RlrepDagRun": "7@1", "RlrepNode": 'we"ird', "RlrepDecision": "12", "RlrepReplicas": 3}

@@ -14,6 +14,8 @@ from typing import Any
 
 import click
 
+from condor_rlrep.atomic import write_atomic
+
 from condor_rlrep.agent.config import SCHEDULES, STRATEGIES, AgentConfig
 from condor_rlrep.agent.store import SqliteStore, default_store_path
 from condor_rlrep.errors import StoreError
@@ -176,7 +178,7 @@ def export(store_path: str | None, output: str | None) -> None:
     if output is None:
         click.echo(text, nl=False)
     else:
-        _write_atomically(Path(output), text)
+        write_atomic(Path(output), text)
 
 
 @agent.command(name="import")
@@ -283,12 +285,6 @@ def record(
         click.echo(f"decision {decision_id}: recorded reward {value:+g}")
     else:
         click.echo(f"decision {decision_id}: already recorded with this outcome; nothing changed")
-
-
-def _write_atomically(path: Path, text: str) -> None:
-    from condor_rlrep.atomic import write_atomic
-
-    write_atomic(path, text)
 
 
 __all__ = ["agent"]

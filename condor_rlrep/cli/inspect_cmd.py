@@ -22,6 +22,8 @@ from typing import Any
 
 import click
 
+from condor_rlrep.atomic import write_atomic
+
 from condor_rlrep.criticality import PHI_MODES, WorkflowPlan, plan_workflow
 from condor_rlrep.estimates import parse_seconds, read_estimates, resolve_estimates_with_origins
 from condor_rlrep.graph import DependencyGraph, dependency_graph, generate_dot
@@ -75,7 +77,7 @@ def inspect(
     plan = plan_workflow(graph, phi)
 
     if dot_file:
-        _write_atomically(dot_file, _dot_text(graph, plan, Path(workflow_file).name))
+        write_atomic(dot_file, _dot_text(graph, plan, Path(workflow_file).name))
     if as_json:
         click.echo(json.dumps(_report(graph, plan, origins), indent=2, allow_nan=False))
     else:
@@ -172,9 +174,3 @@ def _dot_text(graph: DependencyGraph, plan: WorkflowPlan, title: str) -> str:
         for name in graph.names
     }
     return "\n".join(generate_dot(graph, name=title, labels=labels, highlight=plan.critical_path)) + "\n"
-
-
-def _write_atomically(path: str, text: str) -> None:
-    from condor_rlrep.atomic import write_atomic
-
-    write_atomic(path, text)

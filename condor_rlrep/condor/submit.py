@@ -14,7 +14,6 @@ unchanged with one "replica" (the user's own cluster).
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from typing import Literal
@@ -28,7 +27,6 @@ __all__ = [
     "is_replicable",
     "replica_description",
     "validate_description",
-    "write_atomic",
     "TAG_ATTRIBUTES",
 ]
 
@@ -147,11 +145,3 @@ def validate_description(
         got = int(qargs) if qargs.isdigit() else (1 if not qargs else None)
         if got != expected_procs:
             raise SubmitError(f"queue statement reads {qargs!r}, expected {expected_procs} procs")
-
-
-def write_atomic(path: str | os.PathLike[str], text: str | bytes) -> None:
-    """Write ``path`` atomically, so that a reader (condor_submit, DAGMan)
-    never sees half a file."""
-    from condor_rlrep.atomic import write_atomic as _write
-
-    _write(path, text, mode=0o644)

@@ -176,14 +176,14 @@ class _Exporter:
         )
         if uses_standin and self.override is None:
             script = out_dir / STANDIN_SCRIPT
-            _write_atomic(script, _STANDIN_BODY)
+            write_atomic(script, _STANDIN_BODY, mode=0o644)
             script.chmod(0o755)
         from condor_rlrep.dag.writer import write_dag_lines
 
         header = [f"# Exported by condor-rlrep export from {source or 'an in-memory workflow'}"]
         header += [f"# node {old!r} renamed {new!r}" for old, new in names.items() if old != new]
         body = [line.rstrip("\n") for line in write_dag_lines(exported)]
-        _write_atomic(dag_path, "\n".join(header + body) + "\n")
+        write_atomic(dag_path, "\n".join(header + body) + "\n", mode=0o644)
         log.info("exported %d nodes to %s", len(nodes), dag_path)
         return dag_path
 
@@ -218,7 +218,7 @@ class _Exporter:
             "when_to_transfer_output = ON_EXIT",
             "queue",
         ]
-        _write_atomic(out_dir / new.submit, "\n".join(lines) + "\n")
+        write_atomic(out_dir / new.submit, "\n".join(lines) + "\n", mode=0o644)
         return standin
 
     def subdag(self, new: Node, out_dir: Path, source_dir: Path | None, seen: frozenset[Path]) -> None:
@@ -273,7 +273,3 @@ def _seconds(value: float) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    write_atomic(path, text, mode=0o644)

@@ -34,7 +34,7 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from condor_rlrep.condor.submit import write_atomic
+from condor_rlrep.atomic import write_atomic
 
 __all__ = [
     "CACHE_VERSION", "BUCKETS", "PlanCache", "PlanBuildError", "bucket_of", "dag_digest", "plan_inputs",

@@ -45,7 +45,7 @@ def fail_open_pre(submit: str | None, out: str | None, node: str | None, hooklog
             raise FileNotFoundError(2, "no --submit in argv", None)
         with open(submit, "rb") as handle:
             data = handle.read()
-        from condor_rlrep.condor.submit import write_atomic
+        from condor_rlrep.atomic import write_atomic
 
         write_atomic(out, data)
         action = "running the user's job unchanged (1 replica)"

@@ -119,7 +119,7 @@ class HookSettings:
         return cls(**data)
 
     def save(self, context: str) -> str:
-        from condor_rlrep.condor.submit import write_atomic
+        from condor_rlrep.atomic import write_atomic
 
         path = os.path.join(context, SETTINGS_FILE)
         write_atomic(path, json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")

@@ -243,7 +243,7 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
 
 
 def _spool(context: str, decision_id: int, store_path: str, outcome: dict[str, Any]) -> None:
-    from condor_rlrep.condor.submit import write_atomic
+    from condor_rlrep.atomic import write_atomic
 
     directory = os.path.join(context, "spool")
     os.makedirs(directory, exist_ok=True)

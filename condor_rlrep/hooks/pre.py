@@ -85,7 +85,8 @@ def _forget_state(context: str | None, node: str | None) -> None:
 
 
 def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[str, str] | None) -> str:
-    from condor_rlrep.condor.submit import find_queue, replica_description, validate_description, write_atomic
+    from condor_rlrep.atomic import write_atomic
+    from condor_rlrep.condor.submit import find_queue, replica_description, validate_description
     from condor_rlrep.hooks.layout import HookSettings, node_state_path
     from condor_rlrep.hooks.runstate import workflow_start, write_node_state
 

@@ -23,7 +23,7 @@ import os
 import re
 from typing import Any
 
-from condor_rlrep.condor.submit import write_atomic
+from condor_rlrep.atomic import write_atomic
 
 __all__ = ["RunInfo", "workflow_start", "write_node_state", "read_node_state"]
 

@@ -92,10 +92,6 @@ class Report:
         return "\n".join(parts) + "\n"
 
 
-def _write_text(path: Path, text: str) -> None:
-    write_atomic(path, text)
-
-
 def _num(value: float | None, fmt: str = "{:,.0f}") -> str:
     return "–" if value is None else fmt.format(value)
 
@@ -136,8 +132,8 @@ def render_report(sweep_dir: str | Path) -> Path:
     for finding in findings(table):
         report.p(f"**{finding.verdict.upper()}** — {finding.claim} Ours: {finding.evidence}")
     md_path = out.root / "report.md"
-    _write_text(md_path, report.markdown())
-    _write_text(out.root / "report.html", report.html(f"condor-rlrep: {experiment['name']}"))
+    write_atomic(md_path, report.markdown())
+    write_atomic(out.root / "report.html", report.html(f"condor-rlrep: {experiment['name']}"))
     return md_path
 
 
