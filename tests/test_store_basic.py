@@ -174,15 +174,16 @@ def test_older_schema_is_migrated(store, path):
     store.close()
     conn = sqlite3.connect(path)
     conn.execute("DROP INDEX decisions_pending")
-    conn.execute("DELETE FROM schema_version WHERE version = 2")
+    conn.execute("DROP TABLE settings")
+    conn.execute("DELETE FROM schema_version WHERE version > 1")
     conn.execute("PRAGMA user_version = 1")
     conn.commit()
     conn.close()
     with SqliteStore(path) as s:
         assert s.decision(d.decision_id).pending
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
-    assert conn.execute("SELECT version FROM schema_version ORDER BY 1").fetchall() == [(1,), (2,)]
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+    assert conn.execute("SELECT version FROM schema_version ORDER BY 1").fetchall() == [(1,), (2,), (3,)]
     assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'decisions_pending'").fetchone()
     conn.close()
 

@@ -1,8 +1,9 @@
 """Validation of an agent-store JSON document before anything is imported.
 
-The document is what :meth:`SqliteStore.export` writes; every entry is
-checked so that a bad file is refused with the entry at fault named and the
-target store left untouched.
+The document is what a store's export writes (:mod:`._docstream` streams
+it); every entry is checked so that a bad file is refused with the entry at
+fault named, and the importing backend commits nothing unless all of it is
+good.
 """
 
 from __future__ import annotations
@@ -15,23 +16,36 @@ from typing import Any
 
 from condor_rlrep.agent.config import AgentConfig, ConfigError
 from condor_rlrep.agent.interface import DOCUMENT_FORMAT as FORMAT
+from condor_rlrep.agent.retention import Retention
 from condor_rlrep.errors import StoreError
 
-__all__ = ["ParsedDocument", "parse_document"]
+__all__ = ["Header", "ParsedDocument", "HEADER_KEYS", "DecisionChecker", "parse_header", "parse_document"]
 
 
 @dataclass(frozen=True)
-class ParsedDocument:
+class Header:
+    """Everything of a document but its decisions, as rows for a store's tables."""
+
     config: AgentConfig
     rewards_seen: int
     last_decision_id: int
     estimates: list[tuple[int, int, int, float, str]]
     recovery: list[tuple[int, int]]
+    retention: Retention
+
+
+@dataclass(frozen=True)
+class ParsedDocument:
+    header: Header
     decisions: list[tuple[Any, ...]]
 
 
-def parse_document(doc: Mapping[str, Any], schema_version: int) -> ParsedDocument:
-    """Check an export document and turn it into rows for the store's tables."""
+HEADER_KEYS = ("format", "schema_version", "config", "rewards_seen", "last_decision_id", "estimates")
+"""Keys a document must have besides ``decisions`` (``recovery`` and ``retention`` are optional)."""
+
+
+def parse_header(doc: Mapping[str, Any], schema_version: int) -> Header:
+    """Check every part of an export document except its ``decisions``."""
     if not isinstance(doc, Mapping):
         raise StoreError("agent document must be a JSON object")
     if doc.get("format") != FORMAT:
@@ -69,22 +83,57 @@ def parse_document(doc: Mapping[str, Any], schema_version: int) -> ParsedDocumen
         estimates.append((state, action, n, float(q), json.dumps([float(v) for v in window])))
 
     recovery = []
+    states = set()
     for i, entry in enumerate(_list(doc.get("recovery", []), "recovery")):
         if not isinstance(entry, list) or len(entry) != 2:
             raise StoreError(f"recovery[{i}]: expected [state, remaining]")
         _index(entry[0], n_states, f"recovery[{i}].state")
+        if entry[0] in states:
+            raise StoreError(f"recovery[{i}]: duplicate state {entry[0]}")
+        states.add(entry[0])
         recovery.append((entry[0], _nonneg(entry[1], f"recovery[{i}].remaining")))
+    retention = doc.get("retention")
+    retention = Retention() if retention is None else Retention.from_dict(retention)
+    return Header(config, rewards_seen, last_id, estimates, recovery, retention)
 
-    decisions = []
-    ids = set()
-    for i, d in enumerate(_list(doc.get("decisions"), "decisions")):
-        decisions.append(_decision_row(d, f"decisions[{i}]", n_states, n_actions, config.n_phi_bins))
-        ids.add(decisions[-1][0])
-    if len(ids) != len(decisions):
-        raise StoreError("decisions: duplicate decision ids")
-    if ids and max(ids) > last_id:
-        raise StoreError(f"last_decision_id {last_id} is below the largest decision id {max(ids)}")
-    return ParsedDocument(config, rewards_seen, last_id, estimates, recovery, decisions)
+
+class DecisionChecker:
+    """Checks a document's decisions one by one against its header: each
+    valid, ids unique and none above ``last_decision_id`` (a bitmap of the
+    ids seen, so that a million decisions cost 125 kB, not a set)."""
+
+    def __init__(self, header: Header):
+        config = header.config
+        self._shape = (config.n_states, config.max_replicas, config.n_phi_bins)
+        self._last = header.last_decision_id
+        self._seen = bytearray(self._last // 8 + 1) if self._last <= 1 << 33 else None
+        self._seen_set: set[int] = set()
+        self.count = 0
+
+    def row(self, d: Any, where: str) -> tuple[Any, ...]:
+        row = _decision_row(d, where, *self._shape)
+        decision_id = row[0]
+        if decision_id > self._last:
+            raise StoreError(f"{where}: decision id {decision_id} is above last_decision_id {self._last}")
+        if self._seen is not None:
+            byte, bit = divmod(decision_id, 8)
+            if self._seen[byte] >> bit & 1:
+                raise StoreError(f"{where}: duplicate decision id {decision_id}")
+            self._seen[byte] |= 1 << bit
+        else:
+            if decision_id in self._seen_set:
+                raise StoreError(f"{where}: duplicate decision id {decision_id}")
+            self._seen_set.add(decision_id)
+        self.count += 1
+        return row
+
+
+def parse_document(doc: Mapping[str, Any], schema_version: int) -> ParsedDocument:
+    """Check a whole in-memory export document and turn it into rows."""
+    header = parse_header(doc, schema_version)
+    checker = DecisionChecker(header)
+    decisions = [checker.row(d, f"decisions[{i}]") for i, d in enumerate(_list(doc.get("decisions"), "decisions"))]
+    return ParsedDocument(header, decisions)
 
 
 def _decision_row(d: Any, where: str, n_states: int, n_actions: int, n_bins: int) -> tuple[Any, ...]:

@@ -3,7 +3,9 @@
 The file says what it is in its header: ``PRAGMA application_id`` marks it as
 ours (anything else is a foreign file), ``PRAGMA user_version`` carries the
 schema version (a newer one than we know is refused). ``schema_version``
-logs when each migration ran.
+logs when each migration ran. The version numbers are shared with the
+PostgreSQL schema (:mod:`.postgres_schema`): a store at version N holds the
+same things in either backend, and an export document says N.
 """
 
 from __future__ import annotations
@@ -53,6 +55,8 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
                CHECK ((closed_at IS NULL) = (reward IS NULL)))""",
     ),
     2: ("CREATE INDEX decisions_pending ON decisions (id) WHERE closed_at IS NULL",),
+    # store-wide settings as JSON values: "retention" (see agent.retention)
+    3: ("CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",),
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

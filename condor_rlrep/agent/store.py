@@ -16,8 +16,6 @@ process: this module imports neither numpy nor anything heavy.
 from __future__ import annotations
 
 import json
-import math
-import operator
 import os
 import sqlite3
 import time
@@ -26,7 +24,19 @@ from contextlib import contextmanager
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Any
 
-from condor_rlrep.agent._schema import APPLICATION_ID, MIGRATIONS, SCHEMA_VERSION
+from condor_rlrep.agent import _sqlite
+from condor_rlrep.agent._sqlite_bulk import SqliteWholeStore
+from condor_rlrep.agent._schema import APPLICATION_ID, SCHEMA_VERSION
+from condor_rlrep.agent._values import (
+    DECISION_COLUMNS,
+    check_decision_id,
+    check_phi,
+    check_reward,
+    canonical_json,
+    config_json,
+    context_json,
+    record_of,
+)
 from condor_rlrep.agent.config import AgentConfig
 from condor_rlrep.agent.interface import (
     DEFAULT_BUSY_TIMEOUT,
@@ -37,7 +47,7 @@ from condor_rlrep.agent.interface import (
     StoreStats,
     default_store_path,
 )
-from condor_rlrep.agent.state import StateError, StateSpace
+from condor_rlrep.agent.state import StateSpace
 from condor_rlrep.errors import StoreError
 
 if TYPE_CHECKING:
@@ -55,13 +65,7 @@ __all__ = [
     "DEFAULT_BUSY_TIMEOUT",
 ]
 
-_DECISION_COLUMNS = (
-    "id, made_at, state, hour, phi_bin, action, phi_prime, estimate, explored, epsilon, "
-    "context, closed_at, reward, outcome"
-)
-
-
-class SqliteStore:
+class SqliteStore(SqliteWholeStore):
     """The embedded store. Opens an existing store; see :meth:`create`.
 
     One connection for the object's life (use it as a context manager);
@@ -74,7 +78,7 @@ class SqliteStore:
             raise StoreError(f"{self.path}: no agent store here (create one with `condor-rlrep agent init`)")
         if os.path.isdir(self.path):
             raise StoreError(f"{self.path}: is a directory, not an agent store")
-        self._conn = _connect(self.path, busy_timeout)
+        self._conn = _sqlite.connect(self.path, busy_timeout)
         self._config_text = ""
         self._config: AgentConfig | None = None
         self._space: StateSpace | None = None
@@ -105,13 +109,13 @@ class SqliteStore:
             raise StoreError(f"{path}: already exists (use reset, or remove it first)") from err
         os.close(fd)
         try:
-            conn = _connect(path, busy_timeout)
+            conn = _sqlite.connect(path, busy_timeout)
             try:
                 conn.execute("PRAGMA journal_mode=WAL")
                 conn.execute("BEGIN IMMEDIATE")
-                _migrate(conn, 0)
+                _sqlite.migrate(conn, 0)
                 conn.execute(f"PRAGMA application_id = {APPLICATION_ID}")
-                conn.execute("INSERT INTO agent (id, config, rewards_seen) VALUES (1, ?, 0)", (_config_json(config),))
+                conn.execute("INSERT INTO agent (id, config, rewards_seen) VALUES (1, ?, 0)", (config_json(config),))
                 conn.execute("COMMIT")
             finally:
                 conn.close()
@@ -119,34 +123,6 @@ class SqliteStore:
             os.unlink(path)
             raise
         return cls(path, busy_timeout=busy_timeout)
-
-    @classmethod
-    def save_agent(cls, path: str | os.PathLike[str], agent: Agent, *, replace: bool = False) -> None:
-        """Write an in-memory agent's config and estimates to ``path`` (created if missing).
-
-        An existing store is refused unless ``replace``; then its decisions
-        and estimates are wiped first (decision ids keep counting up).
-        """
-        path = os.fspath(path)
-        state = agent.to_state()
-        store = cls(path) if os.path.exists(path) else cls.create(path, agent.config)
-        with store:
-            with store._write() as conn:
-                if not replace and store._has_data(conn):
-                    raise StoreError(f"{path}: store already holds decisions or estimates (replace it explicitly)")
-                _wipe(conn)
-                conn.execute(
-                    "UPDATE agent SET config = ?, rewards_seen = ? WHERE id = 1",
-                    (_config_json(agent.config), state["rewards_seen"]),
-                )
-                conn.executemany(
-                    "INSERT INTO estimates (state, action, n, q, window) VALUES (?, ?, ?, ?, ?)",
-                    [(s, a, n, q, json.dumps(w)) for s, a, n, q, w in state["cells"]],
-                )
-                conn.executemany(
-                    "INSERT INTO recovery (state, remaining) VALUES (?, ?)",
-                    [(int(s), r) for s, r in state["recovery"].items()],
-                )
 
     # -- the two verbs -------------------------------------------------------
 
@@ -159,20 +135,23 @@ class SqliteStore:
         context: Mapping[str, Any] | None = None,
         rng: Any = None,
         now: float | None = None,
+        max_replicas: int | None = None,
     ) -> Decision:
         """Choose a replica count and log it as a pending decision.
 
         The state is ``(hour, bin(φ′))``; ``hour`` wins over ``timestamp``,
         and with neither the hour of ``now`` (default: the clock) is used.
         ``rng``: see :mod:`condor_rlrep.agent._uniform` (default: OS entropy).
+        ``max_replicas``: choose among ``1 … min(R, max_replicas)`` only (a
+        live run's cap), so the decision logged is the replica count run.
         """
         # imported here, not at the top: a POST hook (record only) does not pay for them
         from condor_rlrep.agent._uniform import uniform_source
         from condor_rlrep.agent.policy import choose, epsilon
 
         made_at = time.time() if now is None else float(now)
-        context_text = _context_json(context)
-        phi_value = _phi(phi_prime)
+        context_text = context_json(context)
+        phi_value = check_phi(phi_prime)
         uniform = uniform_source(rng, prefer_numpy=False)
         with self._write() as conn:
             config, space, rewards_seen = self._agent_row(conn)
@@ -182,6 +161,9 @@ class SqliteStore:
                 state = space.index_at(made_at if timestamp is None else timestamp, phi_value)
             state_hour, phi_bin = divmod(state, space.n_phi_bins)
             q_row, n_row = self._row(conn, config, state)
+            if max_replicas is not None and max_replicas < len(q_row):
+                limit = max(1, int(max_replicas))
+                q_row, n_row = q_row[:limit], n_row[:limit]
             recovering = self._recovering(conn, state)
             eps = epsilon(config, rewards_seen, recovering)
             index, explored = choose(config, q_row, n_row, eps, uniform)
@@ -220,9 +202,9 @@ class SqliteStore:
         hook: counted once). A different outcome for a closed decision, or an
         unknown id, is a :class:`StoreError` and changes nothing.
         """
-        decision_id = _decision_id(decision_id)
-        reward = _reward(reward)
-        outcome_text = None if outcome is None else _canonical_json(outcome, "outcome")
+        decision_id = check_decision_id(decision_id)
+        reward = check_reward(reward)
+        outcome_text = None if outcome is None else canonical_json(outcome, "outcome")
         closed_at = time.time() if now is None else float(now)
         with self._write() as conn:
             row = conn.execute(
@@ -257,17 +239,17 @@ class SqliteStore:
             return self._agent_row(conn)[0]
 
     def decision(self, decision_id: int) -> DecisionRecord:
-        decision_id = _decision_id(decision_id)
+        decision_id = check_decision_id(decision_id)
         with self._read() as conn:
-            row = conn.execute(f"SELECT {_DECISION_COLUMNS} FROM decisions WHERE id = ?", (decision_id,)).fetchone()
+            row = conn.execute(f"SELECT {DECISION_COLUMNS} FROM decisions WHERE id = ?", (decision_id,)).fetchone()
         if row is None:
             raise StoreError(f"{self.path}: unknown decision id {decision_id}")
-        return _record_of(row)
+        return record_of(row)
 
     def decisions(self) -> list[DecisionRecord]:
         with self._read() as conn:
-            rows = conn.execute(f"SELECT {_DECISION_COLUMNS} FROM decisions ORDER BY id").fetchall()
-        return [_record_of(row) for row in rows]
+            rows = conn.execute(f"SELECT {DECISION_COLUMNS} FROM decisions ORDER BY id").fetchall()
+        return [record_of(row) for row in rows]
 
     def stats(self) -> StoreStats:
         from condor_rlrep.agent.policy import epsilon
@@ -276,7 +258,7 @@ class SqliteStore:
             config, _, rewards_seen = self._agent_row(conn)
             total, closed = conn.execute("SELECT COUNT(*), COUNT(reward) FROM decisions").fetchone()
             recovering = conn.execute("SELECT COUNT(*) FROM recovery WHERE remaining > 0").fetchone()[0]
-            last_id = _last_id(conn)
+            last_id = _sqlite.last_id(conn)
         return StoreStats(
             path=self.path,
             schema_version=SCHEMA_VERSION,
@@ -309,85 +291,6 @@ class SqliteStore:
         with self._read() as conn:
             return "; ".join(row[0] for row in conn.execute("PRAGMA integrity_check"))
 
-    # -- whole-store operations ----------------------------------------------
-
-    def reset(self, config: AgentConfig | None = None) -> None:
-        """Forget every decision and estimate (and optionally change the parameters).
-
-        Decision ids keep counting up, so outcomes of wiped decisions are refused.
-        """
-        with self._write() as conn:
-            _wipe(conn)
-            conn.execute("UPDATE agent SET rewards_seen = 0 WHERE id = 1")
-            if config is not None:
-                conn.execute("UPDATE agent SET config = ? WHERE id = 1", (_config_json(config),))
-
-    def export(self) -> dict[str, Any]:
-        """The whole store as a JSON-able document (see :meth:`import_document`)."""
-        with self._read() as conn:
-            config, _, rewards_seen = self._agent_row(conn)
-            estimates = [
-                [s, a, n, q, json.loads(w)]
-                for s, a, n, q, w in conn.execute("SELECT state, action, n, q, window FROM estimates ORDER BY 1, 2")
-            ]
-            recovery = [[s, r] for s, r in conn.execute("SELECT state, remaining FROM recovery ORDER BY 1")]
-            decisions = [
-                _decision_to_doc(_record_of(row))
-                for row in conn.execute(f"SELECT {_DECISION_COLUMNS} FROM decisions ORDER BY id")
-            ]
-            last_id = _last_id(conn)
-        return {
-            "format": DOCUMENT_FORMAT,
-            "schema_version": SCHEMA_VERSION,
-            "config": config.to_dict(),
-            "rewards_seen": rewards_seen,
-            "last_decision_id": last_id,
-            "estimates": estimates,
-            "recovery": recovery,
-            "decisions": decisions,
-        }
-
-    @classmethod
-    def import_document(
-        cls, path: str | os.PathLike[str], document: Mapping[str, Any], *, replace: bool = False
-    ) -> SqliteStore:
-        """Load an :meth:`export` document into ``path`` (created if missing).
-
-        An existing store holding data is refused unless ``replace``. The
-        document is validated completely before anything is written.
-        """
-        from condor_rlrep.agent._document import parse_document
-
-        parsed = parse_document(document, SCHEMA_VERSION)
-        path = os.fspath(path)
-        store = cls(path) if os.path.exists(path) else cls.create(path, parsed.config)
-        try:
-            with store._write() as conn:
-                if not replace and store._has_data(conn):
-                    raise StoreError(f"{path}: store already holds decisions or estimates (replace it explicitly)")
-                if parsed.last_decision_id < _last_id(conn) and not replace:
-                    raise StoreError(f"{path}: store has issued decision ids beyond the document's")
-                _wipe(conn)
-                conn.execute(
-                    "UPDATE agent SET config = ?, rewards_seen = ? WHERE id = 1",
-                    (_config_json(parsed.config), parsed.rewards_seen),
-                )
-                conn.executemany("INSERT INTO estimates (state, action, n, q, window) VALUES (?, ?, ?, ?, ?)",
-                                 parsed.estimates)
-                conn.executemany("INSERT INTO recovery (state, remaining) VALUES (?, ?)", parsed.recovery)
-                conn.executemany(
-                    f"INSERT INTO decisions ({_DECISION_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    parsed.decisions,
-                )
-                conn.execute("DELETE FROM sqlite_sequence WHERE name = 'decisions'")
-                conn.execute(
-                    "INSERT INTO sqlite_sequence (name, seq) VALUES ('decisions', ?)", (parsed.last_decision_id,)
-                )
-        except BaseException:
-            store.close()
-            raise
-        return store
-
     def close(self) -> None:
         self._conn.close()
 
@@ -414,7 +317,7 @@ class SqliteStore:
         except sqlite3.Error as err:
             if conn.in_transaction:
                 conn.execute("ROLLBACK")
-            raise _store_error(self.path, err) from err
+            raise _sqlite.store_error(self.path, err) from err
 
     @contextmanager
     def _read(self) -> Iterator[sqlite3.Connection]:
@@ -427,7 +330,7 @@ class SqliteStore:
                 if conn.in_transaction:
                     conn.execute("COMMIT")
         except sqlite3.Error as err:
-            raise _store_error(self.path, err) from err
+            raise _sqlite.store_error(self.path, err) from err
 
     def _agent_row(self, conn: sqlite3.Connection) -> tuple[AgentConfig, StateSpace, int]:
         row = conn.execute("SELECT config, rewards_seen FROM agent WHERE id = 1").fetchone()
@@ -509,128 +412,5 @@ class SqliteStore:
             with self._write() as conn:
                 current = conn.execute("PRAGMA user_version").fetchone()[0]
                 if current < SCHEMA_VERSION:
-                    _migrate(conn, current)
-
-
-def _connect(path: str, busy_timeout: float) -> sqlite3.Connection:
-    # URI only to get mode=rw (never create); escape what a URI path may not hold
-    escaped = os.path.abspath(path).replace("%", "%25").replace("?", "%3f").replace("#", "%23")
-    uri = "file:" + escaped + "?mode=rw"
-    try:
-        conn = sqlite3.connect(uri, uri=True, timeout=busy_timeout, isolation_level=None, check_same_thread=False)
-        # NORMAL is durable against process crashes (kill -9) in WAL mode;
-        # only an OS crash or power cut can lose the last commits
-        conn.execute("PRAGMA synchronous = NORMAL")
-    except sqlite3.Error as err:
-        raise StoreError(f"{path}: cannot open agent store ({err}); is it an agent store?") from err
-    return conn
-
-
-def _migrate(conn: sqlite3.Connection, current: int) -> None:
-    for version in sorted(MIGRATIONS):
-        if version <= current:
-            continue
-        for statement in MIGRATIONS[version]:
-            conn.execute(statement)
-        conn.execute("INSERT INTO schema_version (version, applied_at) VALUES (?, ?)", (version, time.time()))
-    conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-
-
-def _wipe(conn: sqlite3.Connection) -> None:
-    conn.execute("DELETE FROM decisions")
-    conn.execute("DELETE FROM estimates")
-    conn.execute("DELETE FROM recovery")
-
-
-def _last_id(conn: sqlite3.Connection) -> int:
-    row = conn.execute("SELECT seq FROM sqlite_sequence WHERE name = 'decisions'").fetchone()
-    return 0 if row is None else int(row[0])
-
-
-def _store_error(path: str, err: sqlite3.Error) -> StoreError:
-    text = str(err)
-    if "locked" in text or "busy" in text:
-        return StoreError(f"{path}: store stayed locked beyond the busy timeout ({text})")
-    if isinstance(err, sqlite3.DatabaseError) and not isinstance(err, sqlite3.OperationalError):
-        return StoreError(f"{path}: agent store is corrupt or not a store ({text})")
-    return StoreError(f"{path}: {text}")
-
-
-def _config_json(config: AgentConfig) -> str:
-    return json.dumps(config.to_dict(), sort_keys=True, separators=(",", ":"))
-
-
-def _canonical_json(value: Any, what: str) -> str:
-    if not isinstance(value, Mapping):
-        raise StoreError(f"{what} must be a mapping; got {type(value).__name__}")
-    try:
-        return json.dumps(dict(value), sort_keys=True, separators=(",", ":"), allow_nan=False)
-    except (TypeError, ValueError) as err:
-        raise StoreError(f"{what} must be plain JSON data with finite numbers: {err}") from err
-
-
-def _context_json(context: Mapping[str, Any] | None) -> str:
-    return "{}" if context is None else _canonical_json(context, "context")
-
-
-def _phi(phi_prime: float) -> float:
-    if isinstance(phi_prime, bool):
-        raise StateError(f"phi' must be a number; got {phi_prime!r}")
-    try:
-        value = float(phi_prime)
-    except (TypeError, ValueError) as err:
-        raise StateError(f"phi' must be a number; got {phi_prime!r}") from err
-    if math.isnan(value):
-        raise StateError("phi' is NaN: no state for it")
-    return value
-
-
-def _reward(value: Any) -> float:
-    try:
-        reward = float(value)
-    except (TypeError, ValueError):
-        reward = math.nan
-    if isinstance(value, (bool, str, bytes)) or not math.isfinite(reward):
-        raise StoreError(f"reward must be a finite number; got {value!r}")
-    return reward
-
-
-def _decision_id(decision_id: Any) -> int:
-    try:
-        value = operator.index(decision_id)  # int, numpy integers; not "1" or 1.0
-    except TypeError:
-        value = 0
-    if isinstance(decision_id, bool) or value < 1:
-        raise StoreError(f"decision id must be a positive integer; got {decision_id!r}")
-    return value
-
-
-def _record_of(row: tuple[Any, ...]) -> DecisionRecord:
-    (id_, made_at, state, hour, phi_bin, action, phi_prime, estimate, explored, eps, context, closed_at, reward,
-     outcome) = row
-    return DecisionRecord(
-        decision_id=id_,
-        made_at=made_at,
-        state=state,
-        hour=hour,
-        phi_bin=phi_bin,
-        replicas=action,
-        phi_prime=phi_prime,
-        estimate=estimate,
-        explored=bool(explored),
-        epsilon=eps,
-        context=json.loads(context),
-        closed_at=closed_at,
-        reward=reward,
-        outcome=None if outcome is None else json.loads(outcome),
-    )
-
-
-def _decision_to_doc(record: DecisionRecord) -> dict[str, Any]:
-    doc = asdict(record)
-    # JSON has no infinities; φ′ can legitimately be ±inf (e.g. e_t = 0)
-    phi = record.phi_prime
-    if phi is not None and not math.isfinite(phi):
-        doc["phi_prime"] = "inf" if phi > 0 else "-inf"
-    return doc
+                    _sqlite.migrate(conn, current)
 
