@@ -63,9 +63,9 @@ class Cluster:
     def log(self) -> Path:
         return self.base / "server.log"
 
-    def url(self, database: str = "postgres") -> str:
-        """A superuser URL over the Unix socket (trusted: no password)."""
-        return f"postgresql://postgres@/{database}?host={quote(str(self.socket_dir), safe='/')}&port={self.port}"
+    def url(self, database: str = "postgres", *, user: str = "postgres") -> str:
+        """A URL over the Unix socket (trusted: no password)."""
+        return f"postgresql://{user}@/{database}?host={quote(str(self.socket_dir), safe='/')}&port={self.port}"
 
     def tcp_url(self, database: str, *, password: str | None = PASSWORD, user: str = ROLE) -> str:
         """A password login over 127.0.0.1 (``password=None``: none in the URL)."""
@@ -77,7 +77,7 @@ class Cluster:
         self.sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
         self.sql(f'CREATE DATABASE "{name}" OWNER {owner}')
         self._databases.add(name)
-        return self.url(name)
+        return self.url(name, user=owner)
 
     def sql(self, statement: str, database: str = "postgres") -> str:
         result = subprocess.run(
@@ -117,7 +117,10 @@ class Cluster:
 
 
 def start_cluster(*, fsync: bool = True, options: tuple[str, ...] = ()) -> Cluster:
-    """initdb and start a cluster; :class:`ClusterUnavailable` if that cannot be done."""
+    """initdb and start a cluster; :class:`ClusterUnavailable` if that cannot be done.
+
+    ``fsync=False`` (tests) keeps every commit safe from a killed client or
+    server process, only not from an OS crash, which no test makes."""
     bindir = find_bindir()
     run_as = _server_user()
     base = Path(tempfile.mkdtemp(prefix="rlrep-pg-"))
@@ -136,7 +139,7 @@ def start_cluster(*, fsync: bool = True, options: tuple[str, ...] = ()) -> Clust
                          "--auth-local=trust", "--auth-host=scram-sha-256", f"--pwfile={password_file}",
                          "--no-sync"], base)
         cluster = Cluster(bindir, base, _free_port(), run_as,
-                          options=(*options, "" if fsync else "-c fsync=off -c synchronous_commit=off"))
+                          options=(*options, "" if fsync else "-c fsync=off"))
         cluster.start()
         cluster.sql(f"CREATE ROLE {ROLE} LOGIN PASSWORD '{PASSWORD}'")
     except (OSError, subprocess.SubprocessError, RuntimeError, KeyError) as err:

@@ -84,8 +84,10 @@ class DocumentReader:
         key = self._next_key(first=True)
         while key is not None:
             if key == "decisions":
+                if self._peek() != "[":
+                    self._fail("decisions: must be a list", self._pos)
+                self._pos += 1
                 if all(k in fields for k in HEADER_KEYS):
-                    self._expect("[")
                     self._in_decisions = True
                     self._header = self._check_header(fields)
                     return self._header

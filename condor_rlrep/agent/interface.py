@@ -1,8 +1,10 @@
 """What a store hands out, and the interface every store backend implements.
 
 :class:`AgentStore` is the contract the hooks, the CLI and ``train`` use;
-:class:`~condor_rlrep.agent.store.SqliteStore` is the embedded backend, a
-server database (PostgreSQL) would be another. Light: no numpy.
+:class:`~condor_rlrep.agent.store.SqliteStore` is the embedded backend and
+:class:`~condor_rlrep.agent.postgres.PostgresStore` the server one (see
+:mod:`condor_rlrep.agent.backends` for opening either from a spec). Light:
+no numpy.
 """
 
 from __future__ import annotations
@@ -15,8 +17,11 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from typing import IO
+
     from condor_rlrep.agent.bandit import Agent
     from condor_rlrep.agent.config import AgentConfig
+    from condor_rlrep.agent.retention import PruneResult, Retention
     from condor_rlrep.outcome import TaskOutcome
 
 __all__ = [
@@ -97,6 +102,7 @@ class DecisionRecord:
 @dataclass(frozen=True)
 class StoreStats:
     path: str
+    """The store's file, or its URL without the password."""
     schema_version: int
     strategy: str
     schedule: str
@@ -111,7 +117,15 @@ class StoreStats:
 
 
 class AgentStore(Protocol):
-    """What the hooks, the CLI and ``train`` need from a store."""
+    """What the hooks, the CLI and ``train`` need from a store.
+
+    Every call is one short transaction (``export_to`` reads one snapshot;
+    ``prune`` runs in bounded batches). Failures are
+    :class:`~condor_rlrep.errors.StoreError`.
+    """
+
+    path: str
+    """The file, or the URL without its password: what messages name."""
 
     @property
     def config(self) -> AgentConfig: ...
@@ -125,6 +139,7 @@ class AgentStore(Protocol):
         context: Mapping[str, Any] | None = None,
         rng: Any = None,
         now: float | None = None,
+        max_replicas: int | None = None,
     ) -> Decision: ...
 
     def record(
@@ -139,8 +154,27 @@ class AgentStore(Protocol):
 
     def load_agent(self, *, rng: Any = None) -> Agent: ...
 
+    def decisions(self) -> list[DecisionRecord]: ...
+
     def export(self) -> dict[str, Any]: ...
+
+    def export_to(self, out: IO[str]) -> int: ...
 
     def reset(self, config: AgentConfig | None = None) -> None: ...
 
+    @property
+    def retention(self) -> Retention: ...
+
+    def set_retention(self, retention: Retention) -> None: ...
+
+    def prune(
+        self, *, closed_before: float | None = None, pending_before: float | None = None, batch: int = ...
+    ) -> PruneResult: ...
+
+    def apply_retention(self, *, now: float | None = None) -> PruneResult: ...
+
     def close(self) -> None: ...
+
+    def __enter__(self) -> AgentStore: ...
+
+    def __exit__(self, *exc: object) -> None: ...

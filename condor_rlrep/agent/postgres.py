@@ -340,7 +340,7 @@ class PostgresStore(PostgresWholeStore):
         try:
             params = conninfo_to_dict(self._url)
         except psycopg.Error as err:
-            raise StoreError(f"{self.location}: not a valid PostgreSQL URL ({scrub(str(err), self._url)})") from None
+            raise StoreError(f"{self.location}: not a valid PostgreSQL URL ({_message(err, self._url)})") from None
         timeout_ms = 0 if statement_timeout is None else max(1, int(statement_timeout * 1000))
         ours = (f"-c statement_timeout={timeout_ms}"
                 f" -c idle_in_transaction_session_timeout={int(IDLE_IN_TRANSACTION_TIMEOUT * 1000)}")

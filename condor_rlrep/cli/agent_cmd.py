@@ -1,35 +1,44 @@
 """``condor-rlrep agent …``: create, inspect and drive the replica agent's store.
 
 The store is ``--store``, else ``$CONDOR_RLREP_STORE``, else
-``$XDG_DATA_HOME/condor-rlrep/agent.sqlite`` (``~/.local/share/…``).
+``$XDG_DATA_HOME/condor-rlrep/agent.sqlite`` (``~/.local/share/…``): a file
+path (SQLite) or a ``postgresql://`` URL (a server shared by several access
+points). A URL is only ever printed without its password.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
+import time
 from dataclasses import asdict, fields
-from pathlib import Path
+from datetime import datetime, timezone
 from typing import Any
 
 import click
 
-from condor_rlrep.atomic import write_atomic
-
+from condor_rlrep.agent import backends
 from condor_rlrep.agent.config import SCHEDULES, STRATEGIES, AgentConfig
-from condor_rlrep.agent.store import SqliteStore, default_store_path
+from condor_rlrep.agent.retention import Retention, parse_duration
+from condor_rlrep.atomic import atomic_path
 from condor_rlrep.errors import StoreError
 from condor_rlrep.outcome import reward as outcome_reward
 
-_STORE_HELP = "Agent store file [default: $CONDOR_RLREP_STORE, else $XDG_DATA_HOME/condor-rlrep/agent.sqlite]."
+_STORE_HELP = ("Agent store: a file (SQLite) or a postgresql:// URL"
+               " [default: $CONDOR_RLREP_STORE, else $XDG_DATA_HOME/condor-rlrep/agent.sqlite].")
 
 
 def _store_option(func: Any) -> Any:
-    return click.option("--store", "store_path", type=click.Path(dir_okay=False), default=None, help=_STORE_HELP)(func)
+    return click.option("--store", "store_path", default=None, metavar="FILE|URL", help=_STORE_HELP)(func)
 
 
-def _path(store_path: str | None) -> Path:
-    return Path(store_path) if store_path else default_store_path()
+def _path(store_path: str | None) -> str:
+    return backends.resolve(store_path)
+
+
+def _name(spec: str) -> str:
+    return backends.describe_store(spec)
 
 
 _PARAM_HELP = {
@@ -89,13 +98,13 @@ def init(store_path: str | None, force: bool, **params: Any) -> None:
     """Create an agent store with the given parameters."""
     config = AgentConfig(**params)
     path = _path(store_path)
-    if path.exists() and force:
-        with SqliteStore(path) as store:
+    if force and backends.store_exists(path):
+        with backends.open_store(path) as store:
             store.reset(config)
-        click.echo(f"reset agent store {path}")
+        click.echo(f"reset agent store {_name(path)}")
         return
-    SqliteStore.create(path, config).close()
-    click.echo(f"created agent store {path} ({config.n_states} states x {config.max_replicas} actions, "
+    backends.create_store(path, config).close()
+    click.echo(f"created agent store {_name(path)} ({config.n_states} states x {config.max_replicas} actions, "
                f"{config.strategy}, {config.schedule})")
 
 
@@ -105,7 +114,7 @@ def init(store_path: str | None, force: bool, **params: Any) -> None:
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Write a heatmap PNG of the policy.")
 def show(store_path: str | None, as_json: bool, plot: str | None) -> None:
     """Show the learned policy: best replica count and estimate per hour x phi' bin."""
-    with SqliteStore(_path(store_path)) as store:
+    with backends.open_store(_path(store_path)) as store:
         learned = store.load_agent(rng=0)
     best, estimate, seen = learned.policy()
     n_bins = learned.space.n_phi_bins
@@ -159,7 +168,7 @@ def _plot(path: str, cells: list[list[dict[str, Any]]], labels: list[str]) -> No
 @click.option("--json", "as_json", is_flag=True)
 def stats(store_path: str | None, as_json: bool) -> None:
     """Decisions, outcomes, pending decisions and epsilon now."""
-    with SqliteStore(_path(store_path)) as store:
+    with backends.open_store(_path(store_path)) as store:
         result = asdict(store.stats())
     if as_json:
         click.echo(json.dumps(result, indent=1))
@@ -172,13 +181,14 @@ def stats(store_path: str | None, as_json: bool) -> None:
 @_store_option
 @click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="File to write [default: stdout].")
 def export(store_path: str | None, output: str | None) -> None:
-    """Write the whole store as a JSON document."""
-    with SqliteStore(_path(store_path)) as store:
-        text = json.dumps(store.export(), indent=1, allow_nan=False) + "\n"
-    if output is None:
-        click.echo(text, nl=False)
-    else:
-        write_atomic(Path(output), text)
+    """Write the whole store as a JSON document, a decision at a time."""
+    with backends.open_store(_path(store_path)) as store:
+        if output is None:
+            store.export_to(sys.stdout)
+            return
+        with atomic_path(output) as tmp:
+            with open(tmp, "w", encoding="utf-8") as handle:
+                store.export_to(handle)
 
 
 @agent.command(name="import")
@@ -186,18 +196,106 @@ def export(store_path: str | None, output: str | None) -> None:
 @click.argument("document", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--replace", is_flag=True, help="Overwrite a store that already holds data.")
 def import_(store_path: str | None, document: str, replace: bool) -> None:
-    """Load a JSON document written by `agent export` into the store."""
-    try:
-        with click.open_file(document) as handle:
-            doc = json.load(handle)
-    except json.JSONDecodeError as err:
-        raise StoreError(f"{document}:{err.lineno}: not valid JSON ({err.msg})") from err
+    """Load a JSON document written by `agent export` into the store (created if missing)."""
     path = _path(store_path)
+    with click.open_file(document, encoding="utf-8") as handle:
+        store, count = backends.import_stream(path, handle, name=document, replace=replace)
+    store.close()
+    click.echo(f"imported {count} decisions, with the estimates, into {_name(path)}")
+
+
+@agent.command()
+@click.option("--from", "source", required=True, metavar="FILE|URL", help="Store to copy from.")
+@click.option("--to", "target", required=True, metavar="FILE|URL", help="Store to copy into (created if missing).")
+@click.option("--replace", is_flag=True, help="Overwrite a target that already holds data.")
+def migrate(source: str, target: str, replace: bool) -> None:
+    """Copy a whole store into another, e.g. a SQLite file into PostgreSQL, or back.
+
+    The source is read from one snapshot (hooks may go on using it); the
+    target gets all of it in one transaction, or nothing.
+    """
+    import tempfile
+
+    source, target = backends.resolve(source), backends.resolve(target)
+    if source == target:
+        raise click.UsageError("--from and --to name the same store")
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:
+        with backends.open_store(source) as store:
+            count = store.export_to(spool)
+        spool.seek(0)
+        copied, imported = backends.import_stream(target, spool, name=f"export of {_name(source)}", replace=replace)
+        copied.close()
+    click.echo(f"migrated {imported} of {count} decisions, with the estimates, from {_name(source)} to {_name(target)}")
+
+
+def _cutoff(text: str | None) -> float | None:
+    if text is None:
+        return None
     try:
-        SqliteStore.import_document(path, doc, replace=replace).close()
+        return parse_duration(text)
     except StoreError as err:
-        raise StoreError(f"{document}: {err}") from err
-    click.echo(f"imported {len(doc['decisions'])} decisions and {len(doc['estimates'])} estimates into {path}")
+        raise click.BadParameter(str(err)) from None
+
+
+def _when(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+@agent.command()
+@_store_option
+@click.option("--older-than", "closed_age", default=None, metavar="AGE",
+              help="Remove closed decisions whose outcome is older than AGE (90d, 12h, 30m, seconds).")
+@click.option("--pending-older-than", "pending_age", default=None, metavar="AGE",
+              help="Expire pending decisions made more than AGE ago (their PRE died or their node never ran).")
+@click.option("--json", "as_json", is_flag=True)
+def prune(store_path: str | None, closed_age: str | None, pending_age: str | None, as_json: bool) -> None:
+    """Forget old history; the learned estimates are kept.
+
+    Without options, applies the store's retention policy (`agent retention`).
+    """
+    closed, pending = _cutoff(closed_age), _cutoff(pending_age)
+    path = _path(store_path)
+    now = time.time()
+    with backends.open_store(path) as store:
+        policy = Retention(closed, pending) if closed is not None or pending is not None else store.retention
+        if not policy.active:
+            raise click.UsageError("nothing to prune: give --older-than / --pending-older-than,"
+                                   " or set a policy with `condor-rlrep agent retention`")
+        closed_before, pending_before = policy.cutoffs(now)
+        result = store.prune(closed_before=closed_before, pending_before=pending_before)
+        left = store.stats()
+    if as_json:
+        click.echo(json.dumps({**asdict(result), "closed_before": closed_before, "pending_before": pending_before,
+                               "decisions_left": left.decisions}))
+        return
+    parts = []
+    if closed_before is not None:
+        parts.append(f"{result.closed} closed decision(s) closed before {_when(closed_before)}")
+    if pending_before is not None:
+        parts.append(f"{result.pending} pending decision(s) made before {_when(pending_before)}")
+    click.echo(f"removed {' and '.join(parts)} from {_name(path)}; {left.decisions} decision(s) left,"
+               " estimates unchanged")
+
+
+@agent.command()
+@_store_option
+@click.option("--closed", "closed_age", default=None, metavar="AGE|never",
+              help="Keep closed decisions this long after their outcome.")
+@click.option("--pending", "pending_age", default=None, metavar="AGE|never",
+              help="Expire pending decisions this long after they were made.")
+def retention(store_path: str | None, closed_age: str | None, pending_age: str | None) -> None:
+    """Show or set the store's retention policy (applied by `agent prune`)."""
+    with backends.open_store(_path(store_path)) as store:
+        policy = store.retention
+        if closed_age is not None or pending_age is not None:
+            def age(text: str | None, old: float | None) -> float | None:
+                if text is None:
+                    return old
+                return None if text.strip().lower() == "never" else _cutoff(text)
+
+            policy = Retention(age(closed_age, policy.closed), age(pending_age, policy.pending))
+            store.set_retention(policy)
+    click.echo(policy.describe())
 
 
 @agent.command()
@@ -206,9 +304,9 @@ def import_(store_path: str | None, document: str, replace: bool) -> None:
 def reset(store_path: str | None) -> None:
     """Forget every decision and estimate (parameters are kept)."""
     path = _path(store_path)
-    with SqliteStore(path) as store:
+    with backends.open_store(path) as store:
         store.reset()
-    click.echo(f"reset agent store {path}")
+    click.echo(f"reset agent store {_name(path)}")
 
 
 @agent.command()
@@ -235,7 +333,7 @@ def decide(
             context_doc = json.loads(context)
         except json.JSONDecodeError as err:
             raise click.BadParameter(f"not valid JSON: {err.msg}", param_hint="--context") from err
-    with SqliteStore(_path(store_path)) as store:
+    with backends.open_store(_path(store_path)) as store:
         decision = store.decide(phi_prime=phi_prime, hour=hour, timestamp=timestamp, context=context_doc, rng=seed)
     if as_json:
         click.echo(json.dumps(decision.to_json()))
@@ -269,7 +367,7 @@ def record(
         raise click.UsageError("--success needs --sigma S")
     if sigma is not None and success is not True:
         raise click.UsageError("--sigma goes with --success")
-    with SqliteStore(_path(store_path)) as store:
+    with backends.open_store(_path(store_path)) as store:
         if reward_value is not None:
             value, outcome = reward_value, None
         else:

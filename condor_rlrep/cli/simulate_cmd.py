@@ -137,28 +137,29 @@ def simulate(policy: str, as_json: bool, **opts: Any) -> None:
 
 
 @click.command()
-@click.option("--store", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="Agent store (SQLite) to write the trained agent to.")
+@click.option("--store", required=True, metavar="FILE|URL",
+              help="Agent store to write the trained agent to: a SQLite file or a postgresql:// URL.")
 @click.option("--replicas", "max_replicas", type=int, default=10, show_default=True, help="R: at most R replicas.")
 @click.option("--resume", is_flag=True, help="Start from the agent already in --store and update it.")
 @click.option("--replace", "replace_store", is_flag=True, help="Overwrite an existing store.")
 @_common
-def train(store: Path, max_replicas: int, resume: bool, replace_store: bool, as_json: bool, **opts: Any) -> None:
+def train(store: str, max_replicas: int, resume: bool, replace_store: bool, as_json: bool, **opts: Any) -> None:
     """Train the agent in simulation (rl:R) and save it to a store the hooks use."""
+    from condor_rlrep.agent import backends
+
     if max_replicas < 1:
         raise click.BadParameter("must be >= 1", param_hint="--replicas")
     agent = None
     prefix = "rl" if opts["strategy"] in (None, "epsilon-greedy") else f"rl-{opts['strategy']}"
+    name = backends.describe_store(store)
     if resume:
-        from condor_rlrep.agent.bandit import Agent
-
-        agent = Agent.load_from_store(str(store))
+        agent = backends.load_agent(store)
         max_replicas = agent.config.max_replicas
         prefix = "rl" if agent.config.strategy == "epsilon-greedy" else f"rl-{agent.config.strategy}"
-    elif store.exists() and not replace_store:
-        raise click.UsageError(f"{store} exists: pass --replace to overwrite it or --resume to continue it")
+    elif backends.store_exists(store) and not replace_store:
+        raise click.UsageError(f"{name} exists: pass --replace to overwrite it or --resume to continue it")
     result = _run(opts, f"{prefix}:{max_replicas}", agent=agent)
-    result.agent.save_to_store(str(store), replace=True)
+    backends.save_agent(store, result.agent, replace=True)
     _print(result, as_json)
     if not as_json:
-        click.echo(f"agent saved to {store}")
+        click.echo(f"agent saved to {name}")
