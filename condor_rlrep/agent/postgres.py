@@ -78,20 +78,28 @@ _INSERT_DECISION = (
     f"INSERT INTO {_S}.decisions (made_at, state, hour, phi_bin, action, phi_prime, estimate, explored, epsilon,"
     " context) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s) RETURNING id"
 )
+# record's first round trip: one simple query of three statements (each its own
+# snapshot): open the transaction, close the decision under its row lock and
+# take its state's lock, then read the cell as it is once that lock is held
 _CLOSE = (
-    f"UPDATE {_S}.decisions SET closed_at = %s, reward = %s, outcome = %s WHERE id = %s AND reward IS NULL"
-    f" RETURNING state, action, pg_advisory_xact_lock({LOCK_CLASS}, state)::text"
+    f"BEGIN; UPDATE {_S}.decisions SET closed_at = %s, reward = %s, outcome = %s WHERE id = %s AND reward IS NULL"
+    f" RETURNING pg_advisory_xact_lock({LOCK_CLASS}, state)::text;"
+    f' SELECT d.state, d.action, d.reward, d.outcome, a.config, e.n, e.q, e."window"'
+    f" FROM {_S}.decisions d CROSS JOIN {_S}.agent a"
+    f" LEFT JOIN {_S}.estimates e ON e.state = d.state AND e.action = d.action WHERE d.id = %s AND a.id = 1"
 )
-_CELL = (
-    f'SELECT a.config, e.n, e.q, e."window" FROM {_S}.agent a'
-    f" LEFT JOIN {_S}.estimates e ON e.state = %s AND e.action = %s WHERE a.id = 1"
-)
+# and its second: every write of the fold, then COMMIT
 _FOLD = (
     f"WITH bump AS (UPDATE {_S}.reward_counts SET n = n + 1 WHERE shard = pg_backend_pid() %% {SHARDS} RETURNING 1),"
     f" recover AS (UPDATE {_S}.recovery SET remaining = remaining - 1"
     f"  WHERE %(sliding)s AND state = %(s)s AND remaining > 0 RETURNING 1)"
     f' INSERT INTO {_S}.estimates (state, action, n, q, "window") VALUES (%(s)s, %(a)s, %(n)s, %(q)s, %(w)s)'
-    f' ON CONFLICT (state, action) DO UPDATE SET n = excluded.n, q = excluded.q, "window" = excluded."window"'
+    f' ON CONFLICT (state, action) DO UPDATE SET n = excluded.n, q = excluded.q, "window" = excluded."window";'
+)
+_DRIFT = (
+    f"UPDATE {_S}.estimates SET n = LEAST(n, %(forget)s), \"window\" = '[]' WHERE state = %(s)s;"
+    f" INSERT INTO {_S}.recovery (state, remaining) VALUES (%(s)s, %(recovery)s)"
+    " ON CONFLICT (state) DO UPDATE SET remaining = excluded.remaining;"
 )
 _LAST_ID = f"SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {_S}.decisions_id_seq"
 
@@ -126,6 +134,8 @@ class PostgresStore(PostgresWholeStore):
         self._config: AgentConfig | None = None
         self._space: StateSpace | None = None
         self._conn = self._connect(connect_timeout, statement_timeout)
+        # client-side binding: a record's statements travel together in one simple query
+        self._client_cursor = psycopg.ClientCursor(self._conn)
         try:
             if _expect_store:
                 self._check_and_migrate()
@@ -246,21 +256,26 @@ class PostgresStore(PostgresWholeStore):
         reward = check_reward(reward)
         outcome_text = None if outcome is None else canonical_json(outcome, "outcome")
         closed_at = time.time() if now is None else float(now)
-        conn = self._conn
-        with self._errors(), conn.transaction():
-            row = conn.execute(_CLOSE, (closed_at, reward, outcome_text, decision_id)).fetchone()
-            if row is None:
-                old = conn.execute(f"SELECT reward, outcome FROM {_S}.decisions WHERE id = %s", (decision_id,)).fetchone()
-                if old is None:
+        with self._errors(), self._rollback_on_error():
+            cursor = self._client_cursor
+            cursor.execute(_CLOSE, (closed_at, reward, outcome_text, decision_id, decision_id))
+            cursor.nextset()
+            closed_now = cursor.fetchone() is not None
+            cursor.nextset()
+            row = cursor.fetchone()
+            if not closed_now:
+                cursor.execute("ROLLBACK")
+                if row is None:
                     raise StoreError(f"{self.location}: unknown decision id {decision_id}")
-                old_reward, old_outcome = old
+                old_reward, old_outcome = row[2], row[3]
                 if old_reward == reward and old_outcome == outcome_text:
                     return False
                 raise StoreError(
                     f"{self.location}: decision {decision_id} is already closed with reward {old_reward!r}"
                     f" and a different outcome; refusing to record reward {reward!r}"
                 )
-            self._learn(row[0], row[1], reward)
+            state, action, _, _, text, n, q, window_text = row
+            cursor.execute(self._fold(state, action, reward, text, n, q, window_text) + " COMMIT")
         return True
 
     def record_outcome(self, decision_id: int, outcome: TaskOutcome, *, now: float | None = None) -> bool:
@@ -355,6 +370,23 @@ class PostgresStore(PostgresWholeStore):
             ) from None
 
     @contextmanager
+    def _rollback_on_error(self) -> Iterator[None]:
+        """For a transaction opened by hand (``BEGIN`` inside a statement): roll it back on any failure."""
+        try:
+            yield
+        except BaseException:
+            self._abandon()
+            raise
+
+    def _abandon(self) -> None:
+        if self._conn.closed or self._conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE:
+            return
+        try:
+            self._conn.execute("ROLLBACK")
+        except psycopg.Error:
+            self._conn.close()  # the next call reports it; the server rolls back a dropped session
+
+    @contextmanager
     def _errors(self) -> Iterator[None]:
         """Database errors as StoreError, the password scrubbed out of them."""
         try:
@@ -401,13 +433,13 @@ class PostgresStore(PostgresWholeStore):
             self._config, self._space, self._config_text = config, StateSpace.from_config(config), text
         return self._config, self._space
 
-    def _learn(self, state: int, action: int, reward: float) -> None:
-        """The store's half of Agent.learn: same functions, same order (as SqliteStore._learn)."""
+    def _fold(self, state: int, action: int, reward: float, config_text: str, n: int | None, q: float | None,
+              window_text: str | None) -> str:
+        """The writes of Agent.learn for one reward, as SQL text (the same
+        functions in the same order as SqliteStore._learn)."""
         from condor_rlrep.agent.estimator import drifted, push_window, update_estimate
 
-        conn = self._conn
-        text, n, q, window_text = conn.execute(_CELL, (state, action)).fetchone()
-        config = self._parse_config(text)[0]
+        config = self._parse_config(config_text)[0]
         if n is None:
             n, q, window_text = 0, config.initial_estimate, "[]"
         q, n = update_estimate(q, n, reward, config.step_size)
@@ -417,15 +449,11 @@ class PostgresStore(PostgresWholeStore):
         if sliding:
             window = push_window(json.loads(window_text), reward, config.window)
             drift = drifted(window, q, config.window, config.drift_threshold)
-        conn.execute(_FOLD, {"sliding": sliding, "s": state, "a": action, "n": n, "q": q, "w": json.dumps(window)})
+        bind = self._client_cursor.mogrify
+        sql = bind(_FOLD, {"sliding": sliding, "s": state, "a": action, "n": n, "q": q, "w": json.dumps(window)})
         if drift:
-            conn.execute(f"UPDATE {_S}.estimates SET n = LEAST(n, %s), \"window\" = '[]' WHERE state = %s",
-                         (config.forget_to, state))
-            conn.execute(
-                f"INSERT INTO {_S}.recovery (state, remaining) VALUES (%s, %s)"
-                " ON CONFLICT (state) DO UPDATE SET remaining = excluded.remaining",
-                (state, config.recovery),
-            )
+            sql += " " + bind(_DRIFT, {"forget": config.forget_to, "s": state, "recovery": config.recovery})
+        return sql
 
     def _schema_comment(self) -> str | None:
         with self._errors():
