@@ -167,8 +167,8 @@ def _synthetic_document(path: Path, count: int) -> None:
                 "estimate": rng.uniform(-5, 1), "explored": rng.random() < 0.1, "epsilon": 0.05,
                 "context": {"dag": "/home/user/run/montage.dag", "node": f"mProject_{k % 5000}", "run": k // 5000},
                 "closed_at": made + 600.0 if closed else None, "reward": rng.choice((1.0, 0.93, -5.0)) if closed else None,
-                "outcome": {"success": True, "sigma": 0.07, "replicas": 3, "winner": 1, "good_joules": 1.2e5,
-                            "bad_joules": 8.1e3, "evictions": 0} if closed else None,
+                "outcome": {"bad_joules": 8.1e3, "evictions": 0, "good_joules": 1.2e5, "replicas": 3, "sigma": 0.07,
+                            "success": True, "winner": 1} if closed else None,  # canonical (sorted) as stored
             }
 
     header = {"format": DOCUMENT_FORMAT, "schema_version": SCHEMA_VERSION, "config": config.to_dict(),
@@ -177,13 +177,16 @@ def _synthetic_document(path: Path, count: int) -> None:
         write_document(out, header, [], [], decisions())
 
 
-def _peak_rss(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+_CLI = "import sys\nfrom condor_rlrep.cli.main import main\nmain(sys.argv[1:])\n"
+
+
+def _peak_rss(argv: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, float]:
     """(peak RSS in MB, wall seconds) of a command, measured from a wrapper process."""
     wrapper = ("import resource, subprocess, sys, time\nt = time.perf_counter()\n"
                "subprocess.run(sys.argv[1:], check=True, stdout=subprocess.DEVNULL)\n"
                "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, time.perf_counter() - t)\n")
     out = subprocess.run([sys.executable, "-c", wrapper, *argv], env=env, check=True, capture_output=True,
-                         text=True).stdout.split()
+                         text=True, cwd=cwd).stdout.split()
     return int(out[0]) / 1024, float(out[1])
 
 
@@ -192,7 +195,7 @@ def bench_export(specs: dict[str, str], count: int, baseline: str | None, direct
     document = directory / "doc.json"
     _synthetic_document(document, count)
     print(f"document {document.stat().st_size / 1e6:,.0f} MB")
-    cli = [sys.executable, "-m", "condor_rlrep.cli.main", "agent"]
+    cli = [sys.executable, "-c", _CLI, "agent"]
     env = dict(os.environ)
     for name, spec in specs.items():
         mb, seconds = _peak_rss([*cli, "import", "--store", spec, str(document), "--replace"], env)
@@ -216,8 +219,8 @@ def bench_export(specs: dict[str, str], count: int, baseline: str | None, direct
         conn.commit()
         conn.close()
         base_env = dict(env, PYTHONPATH=baseline)
-        mb, seconds = _peak_rss([sys.executable, "-m", "condor_rlrep.cli.main", "agent", "export", "--store", str(old),
-                                 "-o", str(directory / "export-baseline.json")], base_env)
+        mb, seconds = _peak_rss([sys.executable, "-c", _CLI, "agent", "export", "--store", str(old),
+                                 "-o", str(directory / "export-baseline.json")], base_env, cwd=directory)
         print(f"{'baseline':10s} agent export  peak {mb:7.0f} MB  {seconds:6.1f} s  ({baseline})")
     print(f"({_load()})")
 
