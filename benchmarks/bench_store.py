@@ -132,16 +132,32 @@ def bench_latency(specs: dict[str, str], runs: int) -> None:
             seconds, out = once([py, "-c", _DECIDE, spec])
             cases[f"{name} open+decide"].append(seconds)
             cases[f"{name} open+record"].append(once([py, "-c", _RECORD, spec, out.strip()])[0])
+    for name, spec in specs.items():  # the same calls with every module already imported: the store's own cost
+        warm_decide, warm_record = [], []
+        for _ in range(runs * 4):
+            start = time.perf_counter()
+            with backends.open_store(spec) as s:
+                decision_id = s.decide(phi_prime=0.3).decision_id
+            middle = time.perf_counter()
+            with backends.open_store(spec) as s:
+                s.record(decision_id, 1.0, {"k": 1})
+            warm_decide.append(middle - start)
+            warm_record.append(time.perf_counter() - middle)
+        cases[f"{name} open+decide, warm"] = warm_decide
+        cases[f"{name} open+record, warm"] = warm_record
     medians = {case: 1e3 * statistics.median(times) for case, times in cases.items()}
     print(f"\n== a hook's store call in a fresh process (median of {runs}; {_load()})")
     for case, ms in medians.items():
-        print(f"{case:32s} {ms:7.1f} ms")
+        print(f"{case:34s} {ms:7.1f} ms")
     if "postgresql" in specs:
         for verb in ("decide", "record"):
             gap = medians[f"postgresql open+{verb}"] - medians[f"sqlite open+{verb}"]
             print(f"postgresql - sqlite, open+{verb}: {gap:+.1f} ms (target within 20 ms)")
         psycopg_ms = medians["python -c 'import psycopg'"] - medians["python -c pass"]
         print(f"of which importing psycopg alone: {psycopg_ms:+.1f} ms")
+        for verb in ("decide", "record"):
+            gap = medians[f"postgresql open+{verb}, warm"] - medians[f"sqlite open+{verb}, warm"]
+            print(f"postgresql - sqlite, open+{verb} with imports warm (connect, auth, queries): {gap:+.1f} ms")
 
 
 # -- export memory -------------------------------------------------------------------

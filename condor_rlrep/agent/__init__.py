@@ -6,8 +6,10 @@ path loads neither numpy nor the in-memory agent:
 - :class:`AgentConfig`, :class:`ConfigError` — every parameter, validated.
 - :class:`StateSpace`, :class:`StateError` — (hour, φ′ bin) ↔ state index.
 - :class:`Agent`, :class:`Choice` — in-memory agent: ``choose``/``learn``.
-- :class:`SqliteStore`, :class:`AgentStore`, :class:`Decision`,
-  :class:`DecisionRecord`, :class:`StoreStats`, :func:`default_store_path`.
+- :class:`SqliteStore`, :class:`PostgresStore` (psycopg 3, imported only on
+  use), :class:`AgentStore`, :class:`Decision`, :class:`DecisionRecord`,
+  :class:`StoreStats`, :func:`default_store_path`; :mod:`.backends` opens
+  either from a spec (a path or a ``postgresql://`` URL).
 - ``sigma``, ``reward``, ``evaluate``, ``DEFAULT_FAILURE_REWARD`` — re-exported
   from :mod:`condor_rlrep.outcome`, the one definition of σ and the reward.
 """
@@ -25,6 +27,7 @@ __all__ = [
     "Agent",
     "Choice",
     "SqliteStore",
+    "PostgresStore",
     "AgentStore",
     "Decision",
     "DecisionRecord",
@@ -44,6 +47,7 @@ _WHERE = {
     "Agent": "bandit",
     "Choice": "bandit",
     "SqliteStore": "store",
+    "PostgresStore": "postgres",
     "AgentStore": "interface",
     "Decision": "interface",
     "DecisionRecord": "interface",
@@ -57,6 +61,7 @@ if TYPE_CHECKING:
     from condor_rlrep.agent.config import AgentConfig, ConfigError
     from condor_rlrep.agent.state import StateError, StateSpace
     from condor_rlrep.agent.interface import AgentStore, Decision, DecisionRecord, StoreStats, default_store_path
+    from condor_rlrep.agent.postgres import PostgresStore
     from condor_rlrep.agent.store import SqliteStore
     from condor_rlrep.outcome import DEFAULT_FAILURE_REWARD, evaluate, reward, sigma
 

@@ -9,8 +9,10 @@ read snapshot); WAL makes that safe under many hook processes and a
 ``kill -9`` at any moment. The file is created mode 0600.
 
 The hooks' fast path is ``SqliteStore(path).decide(...)`` in a fresh
-process: this module imports neither numpy nor anything heavy.
-:class:`AgentStore` is the interface a server backend would implement.
+process: this module imports neither numpy nor anything heavy. Operations
+on the whole store (reset, retention and pruning, export and import) are in
+:mod:`._sqlite_bulk`; :class:`AgentStore` is the interface it shares with
+the PostgreSQL store (:mod:`.postgres`).
 """
 
 from __future__ import annotations
