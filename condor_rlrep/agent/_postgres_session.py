@@ -154,5 +154,6 @@ class PostgresSession:
 
 
 def _message(err: BaseException, url: str) -> str:
-    text = str(err).strip().replace("\n", " ")
-    return scrub(text, url)
+    """The driver's words on one line, the password taken out first (before
+    the whitespace is folded, which could break a password apart)."""
+    return " ".join(scrub(str(err), url).split())
