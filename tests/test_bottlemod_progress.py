@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from condor_rlrep.bottlemod import PFunc, compute_progress
@@ -127,6 +127,29 @@ def test_start_time_and_near_equal_end_values():
     assert r.progress(4.0) == 0.0
 
 
+def test_tiny_data_limit_against_allocation_from_zero():
+    # P_D rises at 4.7e-44 units/s; at t = 1 the allocation ramps up from 0 and
+    # overtakes that rate after 4.7e-44 s: progress must follow P_D, not run
+    # resource-bound up to 0.5 and drop back (it did, non-monotone).
+    inp, req, alloc, q = _tiny_ramp_case(1.4013e-45)
+    pd = req.compose(inp)
+    r = single(pd, [(alloc, q)])
+    ts = np.linspace(0.0, 4.0, 401)
+    assert np.all(np.diff(r.progress(ts)) >= 0.0)
+    assert np.all(r.progress(ts) <= pd(ts) * (1 + 1e-9))
+    assert r.finish is None and r.stalled_at == pytest.approx(3.0)
+
+
+def test_fast_resource_catches_up_within_time_resolution():
+    # 1e9 units/s close a 2e-7 gap in 2e-16 s, far below TIME_EPS: the
+    # catch-up must still stop the resource-bound stretch (it ran to p = 100).
+    pd = PFunc.from_points([0, 10], [2e-7, 100])
+    r = single(pd, [cpu(1e9)])
+    for t in (1e-16, 5e-8, 1e-7, 5.0):
+        assert r.progress(t) <= pd(t) + 1e-12
+    assert r.finish == pytest.approx(10.0)
+
+
 def test_large_values_terminate():
     # 1e11 units at 1 unit/s: no creeping steps, one piece
     r = single(const(1e11), [cpu(1.0)], pmax=1e11)
@@ -168,8 +191,17 @@ def _run(inp, req, alloc, q):
     return pd, single(pd, [(alloc, q)])
 
 
+def _tiny_ramp_case(top: float):
+    """An input ramping 0 -> ``top`` (denormal-scale) over [0, 3]; an allocation
+    ramping up from exactly 0 at t = 1 (the shape hypothesis found)."""
+    return (PFunc.from_points([0, 3], [0, top]), PFunc.from_points([0, 1], [0, 100]),
+            PFunc.from_points([0, 1, 2], [0, 0, 1]), const(1.0))
+
+
 @settings(max_examples=80, deadline=None)
 @given(scenario())
+@example(_tiny_ramp_case(1.79135e-88))
+@example(_tiny_ramp_case(1.4013e-45))
 def test_invariants(sc):
     inp, req, alloc, q = sc
     pd, r = _run(inp, req, alloc, q)

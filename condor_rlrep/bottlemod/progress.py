@@ -99,17 +99,25 @@ def _first_root(asc: Sequence[float], lo: float, hi: float) -> float:
     return best
 
 
-def _not_faster(d0: float, d1: float, r0: float, r1: float) -> bool:
+def _not_faster(d0: float, d1: float, r0: float, r1: float, eps: float) -> bool:
     """Does ``d0 + d1 s`` stay <= ``r0 + r1 s`` just after ``s = 0``?
 
-    Lexicographic, with rates within ``REL_TOL`` (relative) counted as equal
-    so that a crossing found a rounding error early does not leave P_D's
-    faster slope in charge.
+    "Just after" is ``s = eps``, the time resolution below which the event
+    search ignores roots: deciding at ``s = 0`` alone would let a crossing
+    inside ``(0, eps)`` go unseen by both branches. (A data limit rising at
+    4.7e-44 units/s is "faster" at ``s = 0`` than an allocation ramping up
+    from exactly 0, which overtakes it after 4.7e-44 s: the resource-bound
+    branch would then miss its catch-up root and run far above ``P_D``.)
+    Rates within ``REL_TOL`` (relative) of each other count as equal so
+    that a crossing found a rounding error early does not leave P_D's faster
+    slope in charge; then the slopes decide.
     """
-    tol = REL_TOL * max(abs(d0), abs(r0))
-    if d0 < r0 - tol:
+    d = d0 + d1 * eps
+    r = r0 + r1 * eps
+    tol = REL_TOL * max(abs(d), abs(r))
+    if d < r - tol:
         return True
-    if d0 > r0 + tol:
+    if d > r + tol:
         return False
     return d1 <= r1 + REL_TOL * max(abs(d1), abs(r1))
 
@@ -243,7 +251,7 @@ def compute_progress(
             dP = [k * P[k] for k in range(1, len(P))] or [0.0]
             d0 = dP[0]
             d1 = dP[1] if len(dP) > 1 else 0.0
-            data_bound = bind < 0 or _not_faster(d0, d1, r0, r1)
+            data_bound = bind < 0 or _not_faster(d0, d1, r0, r1, eps)
         else:
             data_bound = False
 
@@ -296,12 +304,15 @@ def compute_progress(
                 tt = t + _first_root(coefs, 0.0, H)
                 if tt < limit:
                     limit, snap = tt, target
-        # catch-up with the data limit: P(s) - curve(s) reaches 0
+        # catch-up with the data limit: P(s) - curve(s) reaches 0. Starting on
+        # P_D, s = 0 is a root to skip (and one within eps: see _not_faster);
+        # starting below it, every root is a real catch-up, however soon (fast
+        # resources close a gap of a few ptol in far less than eps).
         diff = list(P) + [0.0] * (3 - len(P))
         diff[0] -= p
         diff[1] -= r0
         diff[2] -= 0.5 * r1
-        tt = t + _first_root(diff, eps, H)
+        tt = t + _first_root(diff, eps if gap <= ptol else 0.0, H)
         catch = False
         if tt < limit:
             limit, snap, catch = tt, None, True
