@@ -62,14 +62,14 @@ def remaining_critical_path(graph: Any, weight: str = ESTIMATE_ATTR) -> dict[Any
     """
     compact = as_dependency_graph(graph, weight)
     remaining, _ = _backward(compact)
-    return dict(zip(compact.names, remaining.tolist()))
+    return dict(zip(compact.node_names, remaining.tolist()))
 
 
 def earliest_start(graph: Any, weight: str = ESTIMATE_ATTR) -> dict[Any, float]:
     """Earliest start of every node relative to s(W) when every task takes
     its estimate: 0 for roots, else ``max_{p ∈ parents} (es_p + e_p)``."""
     compact = as_dependency_graph(graph, weight)
-    return dict(zip(compact.names, _forward(compact).tolist()))
+    return dict(zip(compact.node_names, _forward(compact).tolist()))
 
 
 def _forward(graph: DependencyGraph) -> np.ndarray:
@@ -159,21 +159,31 @@ def critical_path(graph: Any, remaining: Mapping[Any, float]) -> list[Any]:
     """
     compact = as_dependency_graph(graph, None)
     names = compact.names
-    path = _critical_path_indices(compact, [remaining[name] for name in names])
+    path = _critical_path_indices(compact, [remaining[name] for name in compact.node_names])
     return [names[i] for i in path if names[i] not in VIRTUAL_NODES]
 
 
 def _critical_path_indices(graph: DependencyGraph, remaining: list[float]) -> list[int]:
+    """Node indices of the critical path (``remaining``: L′ of the nodes)."""
+    first_join = graph.node_count
+
     def first_max(candidates: list[int]) -> int:
         best = max(remaining[i] for i in candidates)
         return min(i for i in candidates if remaining[i] == best)
+
+    def real_children(i: int) -> list[int]:
+        # a join vertex stands for its children: choose among them, as in the m·n-edge graph
+        children = graph.children(i)
+        if graph.join_count and max(children, default=-1) >= first_join:
+            children = [k for c in children for k in (graph.children(c) if c >= first_join else (c,))]
+        return children
 
     roots = graph.roots()
     if not roots:
         return []
     current = first_max(roots)
     path = [current]
-    while children := graph.children(current):
+    while children := real_children(current):
         current = first_max(children)
         path.append(current)
     return path
@@ -432,6 +442,9 @@ def plan_workflow(graph: Any, phi: float, start: float = 0.0, weight: str = ESTI
     cr = max((remaining[i] for i in compact.roots()), default=0.0)
     path = [names[i] for i in _critical_path_indices(compact, remaining) if names[i] not in VIRTUAL_NODES]
     columns = [compact.estimates.tolist(), remaining, _forward(compact).tolist(), max_child_array.tolist()]
+    if compact.join_count:  # join vertices come last: keep the nodes
+        names = compact.node_names
+        columns = [column[: len(names)] for column in columns]
     if not VIRTUAL_NODES.isdisjoint(names):  # a networkx graph from build_graph
         keep = [i for i, name in enumerate(names) if name not in VIRTUAL_NODES]
         names = [names[i] for i in keep]

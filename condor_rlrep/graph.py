@@ -8,7 +8,12 @@ Which nodes belong to the graph (:data:`DEPENDENCY_KINDS`):
 * ``SERVICE`` and ``PROVISIONER`` nodes run beside the workflow, not in it;
 * the ``FINAL`` node is left out: DAGMan runs it whatever happens (also after
   a failure or ``condor_rm``), so no replication decision acts on it, and
-  counting it would only shift every φ′ by a constant.
+  counting it would only shift every φ′ by a constant;
+* each :class:`~condor_rlrep.dag.model.Join` (``PARENT p1 … pm CHILD c1 …
+  cn``) is one vertex with estimate 0 after the nodes, as DAGMan's NOOP join
+  node: m + n edges, and L′, earliest starts and φ′ of every node are exactly
+  those of the m·n-edge graph (a join adds 0 to every sum and passes every
+  max through). Results keyed by node name leave join vertices out.
 
 Two forms, one validation:
 
@@ -82,6 +87,9 @@ class DependencyGraph:
     """An acyclic dependency graph over nodes ``0 … n−1`` (treat as read-only).
 
     ``names[i]`` is node ``i`` (file order), ``estimates[i]`` its ``e_t``.
+    The last ``join_count`` vertices are join vertices (named like DAGMan's
+    join nodes, estimate 0; see the module docstring), the others the
+    workflow's nodes (:attr:`node_count`).
     Children of ``i`` are ``child_index[child_offset[i]:child_offset[i+1]]``
     (CSR, numpy int64 arrays), parents likewise. ``order`` holds every node,
     parents first. ``level_bounds``: ``order[level_bounds[k]:level_bounds[k+1]]``
@@ -100,12 +108,25 @@ class DependencyGraph:
     order: np.ndarray
     level_bounds: np.ndarray | None
     source_path: str | None = None
+    join_count: int = 0
 
     def __len__(self) -> int:
+        """Vertices, join vertices included."""
         return len(self.names)
 
     @property
+    def node_count(self) -> int:
+        """The workflow's nodes: vertices ``0 … node_count − 1``."""
+        return len(self.names) - self.join_count
+
+    @property
+    def node_names(self) -> list[Any]:
+        """Names of the workflow's nodes (no join vertices)."""
+        return self.names[: self.node_count] if self.join_count else self.names
+
+    @property
     def edge_count(self) -> int:
+        """Edges stored (m + n per join)."""
         return len(self.child_index)
 
     def children(self, i: int) -> list[int]:
@@ -119,12 +140,30 @@ class DependencyGraph:
         return {name: i for i, name in enumerate(self.names)}
 
     def edges(self) -> Iterator[tuple[Any, Any]]:
-        """``(parent, child)`` name pairs, grouped by parent in node order."""
+        """``(parent, child)`` name pairs as stored (to and from join vertices),
+        grouped by parent in vertex order."""
         import numpy as np
 
         names = self.names
         parents = np.repeat(np.arange(len(names)), np.diff(self.child_offset)).tolist()
         return zip(map(names.__getitem__, parents), map(names.__getitem__, self.child_index.tolist()))
+
+    def dependencies(self) -> Iterator[tuple[Any, Any]]:
+        """``(parent, child)`` pairs between nodes, joins expanded (m·n each):
+        the edges of the equivalent graph without join vertices."""
+        if not self.join_count:
+            yield from self.edges()
+            return
+        names, first_join = self.names, self.node_count
+        for parent in range(first_join):
+            for child in self.children(parent):
+                if child < first_join:
+                    yield names[parent], names[child]
+        for join in range(first_join, len(names)):
+            kids = [names[c] for c in self.children(join)]
+            for parent in self.parents(join):
+                for child in kids:
+                    yield names[parent], child
 
     def roots(self) -> list[int]:
         import numpy as np
@@ -137,16 +176,17 @@ class DependencyGraph:
         return np.flatnonzero(np.diff(self.child_offset) == 0).tolist()
 
     def to_networkx(self) -> nx.DiGraph:
-        """The networkx form with virtual start/end nodes (see :func:`build_graph`)."""
+        """The networkx form with virtual start/end nodes (see :func:`build_graph`);
+        joins are expanded into their m·n edges there (no join vertices)."""
         import networkx as nx
 
-        names = self.names
+        names = self.node_names
         graph = nx.DiGraph()
         with _gc_paused():
             graph.add_node(VIRTUAL_START, **{ESTIMATE_ATTR: 0.0})
             graph.add_nodes_from((name, {ESTIMATE_ATTR: value}) for name, value in zip(names, self.estimates.tolist()))
             graph.add_node(VIRTUAL_END, **{ESTIMATE_ATTR: 0.0})
-            graph.add_edges_from(self.edges())
+            graph.add_edges_from(self.dependencies())
             graph.add_edges_from((VIRTUAL_START, names[i]) for i in self.roots())
             graph.add_edges_from((names[i], VIRTUAL_END) for i in self.leaves())
         if not names:
@@ -261,13 +301,52 @@ def dependency_graph(workflow: Workflow, estimates: Mapping[str, float]) -> Depe
     count = len(names)
     ends = _edge_endpoints(workflow, names)
     parent_of, child_of = ends[0::2], ends[1::2]
-    child_index, child_offset = _csr(parent_of, child_of, count)
-    parent_index, parent_offset = _csr(child_of, parent_of, count)
-    return _ordered(names, values, child_index, child_offset, parent_index, parent_offset, path)
+    joins = workflow.joins
+    if joins:
+        names, values, parent_of, child_of = _with_joins(workflow, names, values, parent_of, child_of)
+    total = len(names)
+    child_index, child_offset = _csr(parent_of, child_of, total)
+    parent_index, parent_offset = _csr(child_of, parent_of, total)
+    return _ordered(names, values, child_index, child_offset, parent_index, parent_offset, path, len(joins))
 
 
-def _edge_endpoints(workflow: Workflow, names: list[str]) -> np.ndarray:
-    """``[parent0, child0, parent1, child1, …]`` as node indices."""
+def _with_joins(
+    workflow: Workflow, names: list[str], values: np.ndarray, parent_of: np.ndarray, child_of: np.ndarray
+) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
+    """Append one vertex per join (estimate 0) and its m + n edges."""
+    import numpy as np
+
+    joins = workflow.joins
+    count = len(names)
+    join_names = [join.name for join in joins]
+    taken = set(workflow.nodes)
+    for join in joins:
+        if join.name in taken:
+            raise DagError(f"join {join.name!r} has the name of a node or of another join",
+                           path=join.source_path or workflow.source_path, line=join.source_line)
+        taken.add(join.name)
+    members = [name for join in joins for name in (*join.parents, *join.children)]
+    try:
+        ends = _name_indices(names, members)
+    except KeyError:
+        known = set(names)
+        join, name = next((j, n) for j in joins for n in (*j.parents, *j.children) if n not in known)
+        node = workflow.nodes.get(name)
+        what = f"{node.kind} node {name!r}, which cannot have dependencies" if node else f"unknown node {name!r}"
+        raise DagError(f"join {join.name} names {what}", path=join.source_path or workflow.source_path,
+                       line=join.source_line) from None
+    vertex = np.arange(count, count + len(joins), dtype=np.int64)
+    n_parents = np.fromiter((len(j.parents) for j in joins), np.int64, len(joins))
+    n_children = np.fromiter((len(j.children) for j in joins), np.int64, len(joins))
+    is_parent = np.repeat(np.tile([True, False], len(joins)), np.ravel(np.column_stack([n_parents, n_children])))
+    join_parents, join_children = ends[is_parent], ends[~is_parent]
+    parent_of = np.concatenate([parent_of, join_parents, np.repeat(vertex, n_children)])
+    child_of = np.concatenate([child_of, np.repeat(vertex, n_parents), join_children])
+    return names + join_names, np.concatenate([values, np.zeros(len(joins))]), parent_of, child_of
+
+
+def _name_indices(names: list[str], wanted: list[str]) -> np.ndarray:
+    """Indices in ``names`` of the names in ``wanted`` (KeyError for one not there)."""
     import numpy as np
 
     # Parsers hand out one string object per node name, shared by its edges,
@@ -275,23 +354,30 @@ def _edge_endpoints(workflow: Workflow, names: list[str]) -> np.ndarray:
     # to indices without hashing: dict lookups of 6·10^5 strings scattered in
     # memory cost ~10× more. Names that are equal but not identical fall back
     # to the dict.
-    edges = workflow.edges
     name_ids = np.fromiter(map(id, names), np.int64, len(names))
     sorter = np.argsort(name_ids)
     sorted_ids = name_ids[sorter]
-    edge_ids = np.fromiter(map(id, chain.from_iterable(edges)), np.int64, 2 * len(edges))
-    position = np.minimum(np.searchsorted(sorted_ids, edge_ids), max(len(names) - 1, 0))
-    found = sorted_ids[position] == edge_ids if len(names) else np.zeros(len(edge_ids), bool)
-    ends = sorter[position] if len(names) else np.zeros(len(edge_ids), np.int64)
+    wanted_ids = np.fromiter(map(id, wanted), np.int64, len(wanted))
+    if not len(names):
+        if wanted:
+            raise KeyError(wanted[0])
+        return np.zeros(0, np.int64)
+    position = np.minimum(np.searchsorted(sorted_ids, wanted_ids), len(names) - 1)
+    found = sorted_ids[position] == wanted_ids
+    ends = sorter[position]
     if not found.all():
         index = {name: i for i, name in enumerate(names)}
-        flat = list(chain.from_iterable(edges))
-        try:
-            ends[~found] = [index[flat[k]] for k in np.flatnonzero(~found).tolist()]
-        except KeyError:
-            _raise_bad_endpoint(workflow, index)
-            raise
+        ends[~found] = [index[wanted[k]] for k in np.flatnonzero(~found).tolist()]
     return ends
+
+
+def _edge_endpoints(workflow: Workflow, names: list[str]) -> np.ndarray:
+    """``[parent0, child0, parent1, child1, …]`` as node indices."""
+    try:
+        return _name_indices(names, list(chain.from_iterable(workflow.edges)))
+    except KeyError:
+        _raise_bad_endpoint(workflow, {name: i for i, name in enumerate(names)})
+        raise
 
 
 def _csr(key: np.ndarray, value: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -339,6 +425,7 @@ def _ordered(
     parent_index: np.ndarray,
     parent_offset: np.ndarray,
     path: str | None,
+    join_count: int = 0,
 ) -> DependencyGraph:
     """Add a topological order (and levels, when worth it); CycleError on a cycle."""
     import numpy as np
@@ -354,13 +441,15 @@ def _ordered(
     else:
         order, bounds, remaining = levels
     if len(order) != count:
-        cycle = [names[i] for i in _find_cycle(remaining, parent_index.tolist(), parent_offset.tolist())]
+        first_join = count - join_count  # a cycle through a join is one through its parent and child
+        found = _find_cycle(remaining, parent_index.tolist(), parent_offset.tolist())
+        cycle = [names[i] for i in found if i < first_join]
         raise CycleError(
             "dependency cycle: " + " -> ".join(str(name) for name in [*cycle, cycle[0]]), cycle=cycle, path=path
         )
     return DependencyGraph(
         names, estimates, child_index, child_offset, parent_index, parent_offset,
-        np.asarray(order, dtype=np.int64), bounds, path,
+        np.asarray(order, dtype=np.int64), bounds, path, join_count,
     )  # fmt: skip
 
 
@@ -432,7 +521,8 @@ def topological_order(graph: Any) -> list[Any]:
     """Node names of a DependencyGraph or networkx DiGraph, parents first."""
     compact = as_dependency_graph(graph, None)
     names = compact.names
-    return [names[i] for i in compact.order.tolist()]
+    first_join = compact.node_count
+    return [names[i] for i in compact.order.tolist() if i < first_join]
 
 
 def build_graph(workflow: Workflow, estimates: Mapping[str, float]) -> nx.DiGraph:
@@ -456,18 +546,21 @@ def generate_dot(
     labels: Mapping[Any, str] | None = None,
     highlight: Sequence[Any] = (),
 ) -> Iterator[str]:
-    """Lines of a Graphviz DOT description of ``graph`` (no virtual nodes).
+    """Lines of a Graphviz DOT description of ``graph`` (no virtual nodes;
+    join vertices as small dots, as DAGMan's DOT files show its join nodes).
 
     ``labels``: extra text per node, shown under its name (Graphviz ``\\n``
     escapes allowed). ``highlight``: a path of node names drawn in red with its
     edges, e.g. the critical path.
     """
-    names = graph.names
+    names = graph.node_names
     marked = set(highlight)
     path_edges = set(zip(highlight, highlight[1:]))
     yield f"digraph {_dot_id(name)} {{"
     yield "  rankdir=TB;"
     yield '  node [shape=box, style=rounded, fontname="Helvetica"];'
+    for join in graph.names[graph.node_count :]:
+        yield f"  {_dot_id(join)} [shape=point, width=0.08, tooltip={_dot_id(join)}];"
     for node in names:
         text = str(node).replace("\\", "\\\\").replace('"', '\\"')
         if labels and node in labels:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from condor_rlrep.dag import Script, VarAssignment, parse_dag, read_dag
+from condor_rlrep.dag import Join, Script, VarAssignment, parse_dag, read_dag
 from _dagutil import DAGS, SHARED_DATA, loader_from, parse_text
 
 DIAMOND_EDGES = {("A", "B"), ("A", "C"), ("B", "D"), ("C", "D")}
@@ -125,10 +125,14 @@ def test_splice_twice_s1():
     expected = (
         scoped("X1+", X_EDGES) | scoped("X2+", X_EDGES)
         | {("A", f"X1+{c}") for c in "ABC"}
-        | {(f"X1+{p}", f"X2+{c}") for p in "EFG" for c in "ABC"}
         | {(f"X2+{p}", "B") for p in "EFG"}
     )
-    assert wf.edges == expected and len(expected) == 27
+    assert wf.edges == expected and len(expected) == 18
+    # X1's 3 terminal nodes -> X2's 3 initial nodes: one join (as DAGMan makes it), not 9 edges
+    assert wf.joins == [Join("_condor_join_node0", tuple(f"X1+{p}" for p in "EFG"), tuple(f"X2+{c}" for c in "ABC"))]
+    assert wf.joins[0].source_line == 14  # the PARENT X1 CHILD X2 line
+    assert wf.dependency_pairs() == expected | {(f"X1+{p}", f"X2+{c}") for p in "EFG" for c in "ABC"}
+    assert wf.children("X1+E") == ["X2+A", "X2+B", "X2+C"] and wf.parents("X2+A") == ["X1+E", "X1+F", "X1+G"]
 
 
 def test_disjoint_nested_splice():
@@ -137,6 +141,9 @@ def test_disjoint_nested_splice():
     assert "S3+X1+A" in wf.nodes and "S3+X2+G" in wf.nodes and "S3+B" in wf.nodes
     s1 = read_dag(DAGS / "splice" / "s1.dag")
     assert {e for e in wf.edges if e[0].startswith("S3+")} == scoped("S3+", s1.edges)
+    assert [(j.name, j.parents, j.children) for j in wf.joins] == [
+        ("S3+_condor_join_node0", tuple(f"S3+{p}" for p in s1.joins[0].parents), tuple(f"S3+{c}" for c in s1.joins[0].children))
+    ]
     assert {e for e in wf.edges if e[0] == "D"} == {("D", f"S2+{c}") for c in "ABC"}
     # no edge leads into the disjoint splice
     assert not any(c.startswith("S3+") and not p.startswith("S3+") for p, c in wf.edges)

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from condor_rlrep.errors import DagError
-from condor_rlrep.dag import Node, Script, VarAssignment, Workflow, parse_dag, read_dag, write_dag, write_dag_lines
+from condor_rlrep.dag import Join, Node, Script, VarAssignment, Workflow, parse_dag, read_dag, write_dag, write_dag_lines
+from condor_rlrep.dag.model import JOIN_PREFIX
 from _dagutil import DAGS, SHARED_DATA, roundtrip
 
 SETTINGS = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -76,7 +77,7 @@ files = st.text(string.ascii_letters + string.digits + " _./\\\"'=-", min_size=1
 words = st.text(string.ascii_letters + string.digits + "$_./=\"'\\-", min_size=1, max_size=8).filter(
     lambda s: not s.startswith("=") and not s.endswith("\\")  # a trailing backslash would continue the line
 )
-values = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n"), max_size=12)
+values = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\x00"), max_size=12)  # NUL: refused (test_dag_errors)
 keys = st.from_regex(r"[A-Za-z_][A-Za-z0-9_.]{0,6}", fullmatch=True).filter(
     lambda k: not k.lower().startswith("queue") and k.lower() != "my."
 )
@@ -150,6 +151,15 @@ def workflows(draw):
                 wf.edges.add((p, c))
                 if draw(st.booleans()):
                     wf.weak_edges.add((p, c))
+    for _ in range(draw(st.integers(0, 2))):
+        # many-to-many dependencies: joins, parents before children
+        if len(linkable) >= 4:
+            cut = draw(st.integers(2, len(linkable) - 2))
+            ps = draw(st.lists(st.sampled_from(linkable[:cut]), min_size=2, unique=True))
+            cs = draw(st.lists(st.sampled_from(linkable[cut:]), min_size=2, unique=True))
+            order = {n: i for i, n in enumerate(wf.nodes)}
+            wf.joins.append(Join(f"{JOIN_PREFIX}{len(wf.joins)}", tuple(sorted(ps, key=order.get)),
+                                 tuple(sorted(cs, key=order.get)), weak=draw(st.booleans())))
     desc_names = draw(st.lists(names.filter(lambda s: s not in wf.nodes), max_size=2, unique=True))
     wf.submit_descriptions = {d: draw(bodies) for d in desc_names}
     wf.maxjobs = draw(st.dictionaries(simple, st.integers(0, 100), max_size=2))
@@ -247,7 +257,9 @@ def dag_texts(draw):
             cmds.append(f"TOLERANCE {target} {draw(st.integers(0, 9))}{draw(st.sampled_from(['', '%']))}")
         if i and draw(st.booleans()):
             parents = draw(st.lists(st.sampled_from(node_names[:i]), min_size=1, max_size=3))
-            cmds.append(draw(st.sampled_from(["", "WEAK "])) + f"PARENT {' '.join(parents)} CHILD {n}")
+            # sometimes several children (later nodes, so no cycle): a join when 2+ and 2+ remain
+            children = [n, *draw(st.lists(st.sampled_from(node_names[i:]), max_size=2))]
+            cmds.append(draw(st.sampled_from(["", "WEAK "])) + f"PARENT {' '.join(parents)} CHILD {' '.join(children)}")
     cmds.append(f"MAXJOBS {draw(simple)} {draw(st.integers(0, 9))}")
     if draw(st.booleans()):
         cmds.append("CONFIG " + _q(draw, draw(files)))

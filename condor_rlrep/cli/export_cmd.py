@@ -37,5 +37,6 @@ def export(file: Path, out_dir: Path, time_scale: float, executable: Path | None
         workflow, out_dir, name=name, executable=executable, time_scale=time_scale, request_cpus=request_cpus
     )
     with_estimate = sum(node.runtime is not None for node in workflow.nodes.values())
-    click.echo(f"{dag}: {len(workflow.nodes)} nodes, {len(workflow.edges)} edges, {with_estimate} with estimates")
+    joins = f" and {len(workflow.joins)} many-to-many joins" if workflow.joins else ""
+    click.echo(f"{dag}: {len(workflow.nodes)} nodes, {len(workflow.edges)} edges{joins}, {with_estimate} with estimates")
     click.echo(f"run it with: cd {dag.parent} && condor_submit_dag {dag.name}")

@@ -11,6 +11,7 @@ from .model import (
     BOTTLEMOD_MACRO,
     ESTIMATE_MACRO,
     FileUse,
+    Join,
     Node,
     NodeKind,
     Script,
@@ -31,6 +32,7 @@ __all__ = [
     "Script",
     "VarAssignment",
     "FileUse",
+    "Join",
     "ESTIMATE_MACRO",
     "BOTTLEMOD_MACRO",
 ]

@@ -133,7 +133,7 @@ def _cmd_parent(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None,
         if name.upper() == "CHILD":
             continue
         children.extend(p.endpoints(scope, name, False, path, lineno))
-    p.add_edges(scope, parents, children, weak)
+    p.add_edges(scope, parents, children, weak, path, lineno)
 
 
 def _cmd_script(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
@@ -468,7 +468,7 @@ def _cmd_connect(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None
     if loose:
         raise DagError(f"CONNECT: initial node '{loose[0]}' of splice '{inp.name}' is not connected to a PIN_IN", path=path, line=lineno)
     for k in range(1, n_out + 1):
-        p.add_edges(scope, out.pins_out[k], inp.pins_in[k], False)
+        p.add_edges(scope, out.pins_out[k], inp.pins_in[k], False, path, lineno)
 
 
 COMMANDS: dict[str, Callable[..., None]] = {

@@ -171,6 +171,10 @@ class _Exporter:
             nodes=nodes,
             edges={(names[p], names[c]) for p, c in workflow.edges},
             weak_edges={(names[p], names[c]) for p, c in workflow.weak_edges},
+            joins=[
+                dataclasses.replace(j, parents=tuple(names[p] for p in j.parents), children=tuple(names[c] for c in j.children))
+                for j in workflow.joins
+            ],
             config=_absolute(workflow.config, source_dir),
             source_path=str(dag_path),
         )

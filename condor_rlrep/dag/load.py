@@ -70,7 +70,7 @@ def load_workflow(path: str | os.PathLike[str]) -> Workflow:
 
 
 def check_acyclic(workflow: Workflow, *, edge_lines: Mapping[tuple[str, str], int] | None = None) -> None:
-    """Raise :class:`CycleError` naming one cycle if ``workflow.edges`` has any.
+    """Raise :class:`CycleError` naming one cycle if the dependencies have any.
 
     The cycle found is deterministic (nodes in file order, edges sorted); its
     error points at the earliest line (per ``edge_lines``) of its edges.
@@ -84,10 +84,14 @@ def check_acyclic(workflow: Workflow, *, edge_lines: Mapping[tuple[str, str], in
     graph = nx.DiGraph()
     graph.add_nodes_from(workflow.nodes)
     graph.add_edges_from(sorted(workflow.edges))
+    for join in workflow.joins:
+        graph.add_edges_from((p, join.name) for p in join.parents)
+        graph.add_edges_from((join.name, c) for c in join.children)
     if nx.is_directed_acyclic_graph(graph):
         return
     cycle_edges = nx.find_cycle(graph)
-    cycle = [parent for parent, _ in cycle_edges]
+    joins = {join.name for join in workflow.joins}
+    cycle = [parent for parent, _ in cycle_edges if parent not in joins]
     lines = [edge_lines[e] for e in cycle_edges if edge_lines and e in edge_lines]
     raise CycleError(
         "dependency cycle: " + " -> ".join([*cycle, cycle[0]]),

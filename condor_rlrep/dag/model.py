@@ -6,8 +6,11 @@ retries, categories, DAG-wide commands ...) so that a DAG survives
 (runtimes, file sizes) so that φ′ can be computed from any of them.
 
 Node names are final names: spliced nodes are stored under ``splice+node``.
-Edges are ``(parent, child)`` pairs between node names (splices are already
-resolved to their initial/terminal nodes).
+Dependencies are ``(parent, child)`` pairs between node names in
+:attr:`Workflow.edges` (splices are already resolved to their initial/terminal
+nodes), plus :attr:`Workflow.joins`: a ``PARENT p1 … pm CHILD c1 … cn`` with
+m > 1 and n > 1 is kept as DAGMan keeps it (since 8.9.4), one hidden NOOP *join
+node* with m + n edges, not m·n pairs (a 3000 × 3000 line would be 9·10^6).
 """
 
 from __future__ import annotations
@@ -16,6 +19,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 __all__ = [
+    "JOIN_PREFIX",
+    "Join",
     "NodeKind",
     "Script",
     "VarAssignment",
@@ -31,6 +36,10 @@ ESTIMATE_MACRO = "rlrep_estimate"
 BOTTLEMOD_MACRO = "rlrep_bottlemod"
 
 NodeKind = Literal["JOB", "FINAL", "SERVICE", "PROVISIONER", "SUBDAG"]
+
+# DAGMan names its join nodes _condor_join_node0, 1, … (one counter per
+# condor_dagman process; inside a splice the name gets the splice prefix).
+JOIN_PREFIX = "_condor_join_node"
 
 
 @dataclass(eq=True)
@@ -66,6 +75,25 @@ class FileUse:
     name: str
     link: Literal["input", "output"]
     size: float | None = None
+
+
+@dataclass(eq=True, frozen=True)
+class Join:
+    """A dependency of every child on every parent, through one hidden join node.
+
+    ``parents`` and ``children`` are distinct node names (at least two each)
+    in workflow order. ``weak``: the line was ``WEAK PARENT`` (the children
+    need the parents finished, not succeeded). ``name`` is the join node's
+    name as DAGMan gives it; it is a label, not part of a join's identity
+    (re-reading a written workflow may number joins differently).
+    """
+
+    name: str = field(compare=False)
+    parents: tuple[str, ...]
+    children: tuple[str, ...]
+    weak: bool = False
+    source_path: str | None = field(default=None, compare=False)
+    source_line: int | None = field(default=None, compare=False)
 
 
 @dataclass(eq=True)
@@ -126,6 +154,8 @@ class Workflow:
     edges: set[tuple[str, str]] = field(default_factory=set)
     weak_edges: set[tuple[str, str]] = field(default_factory=set)
     """Subset of ``edges`` declared ``WEAK`` (child needs parent finished only)."""
+    joins: list[Join] = field(default_factory=list)
+    """Many-to-many dependencies, in the order they were declared (see :class:`Join`)."""
     submit_descriptions: dict[str, str] = field(default_factory=dict)
     maxjobs: dict[str, int] = field(default_factory=dict)
     config: str | None = None
@@ -151,7 +181,25 @@ class Workflow:
         return None
 
     def parents(self, name: str) -> list[str]:
-        return sorted(p for p, c in self.edges if c == name)
+        """Every node ``name`` depends on, directly or through a join (O(E + joins))."""
+        found = {p for p, c in self.edges if c == name}
+        for join in self.joins:
+            if name in join.children:
+                found.update(join.parents)
+        return sorted(found)
 
     def children(self, name: str) -> list[str]:
-        return sorted(c for p, c in self.edges if p == name)
+        """Every node that depends on ``name``, directly or through a join (O(E + joins))."""
+        found = {c for p, c in self.edges if p == name}
+        for join in self.joins:
+            if name in join.parents:
+                found.update(join.children)
+        return sorted(found)
+
+    def dependency_pairs(self) -> set[tuple[str, str]]:
+        """Every ``(parent, child)`` dependency, joins expanded: m·n pairs per
+        join, so only for workflows known to be small (tests, display)."""
+        pairs = set(self.edges)
+        for join in self.joins:
+            pairs.update((p, c) for p in join.parents for c in join.children)
+        return pairs

@@ -16,6 +16,14 @@ and an edge to a splice attaches to its initial nodes (no parents inside the
 splice) as children and to its terminal nodes (no children) as parents.
 CONNECT/PIN_IN/PIN_OUT become plain edges.
 
+A dependency with more than one parent and more than one child (after
+splices are resolved and repeats dropped) becomes a :class:`~.model.Join`,
+as DAGMan makes it a join node: m + n edges instead of m·n.
+
+Cost is linear in the input, in any line order, and INCLUDE/SPLICE nesting
+is followed without recursion (any depth, like DAGMan); a file that names
+itself, directly or not, is an error.
+
 Where this parser knowingly differs from DAGMan 25.x:
 
 * INCLUDE and SPLICE files (and a SPLICE's DIR) are resolved relative to the
@@ -33,16 +41,17 @@ from __future__ import annotations
 import gc
 import os
 import posixpath
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import compress, count, islice, repeat
 from operator import ge, itemgetter, le, not_
 from sys import intern
+from typing import Any
 
 from ..errors import CycleError, DagError, DagSyntaxError
 from .commands import COMMANDS, SYNTAX, VARS_LINE, display_keyword, syntax_error
 from .lexer import LexError, LineSource, normalize_keyword, split_tokens
-from .model import Node, VarAssignment, Workflow
+from .model import JOIN_PREFIX, Join, Node, VarAssignment, Workflow
 
 __all__ = ["parse_dag", "read_dag", "RESERVED_NAMES", "SYNTAX"]
 
@@ -83,7 +92,22 @@ def _read_lines(path: str) -> list[str]:
     # DAGMan reads lines with std::getline: only "\n" ends a line (not the
     # other separators str.splitlines() knows); "\r" is trimmed later.
     with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
-        return f.read().split("\n")
+        text = f.read()
+    if "\x00" in text:
+        _raise_nul(text.split("\n"), path)
+    return text.split("\n")
+
+
+def _raise_nul(lines: list[str], path: str | None) -> None:
+    lineno = next(n for n, line in enumerate(lines, 1) if "\x00" in line)
+    raise DagSyntaxError("line contains a NUL byte (a DAG file is text)", path=path, line=lineno)
+
+
+def _checked_lines(lines: list[str], path: str | None) -> list[str]:
+    """``lines`` from a caller or a custom loader, refused if one holds a NUL byte."""
+    if "\x00" in "".join(lines):
+        _raise_nul(lines, path)
+    return lines
 
 
 @dataclass
@@ -108,6 +132,7 @@ class _Scope:
     deferred: list[tuple[str, str, str | None, int]] = field(default_factory=list)
     members: list[str] = field(default_factory=list)  # nodes incl. nested splices (splices only)
     edge_list: list[tuple[str, str]] = field(default_factory=list)  # splices only
+    join_list: list[Join] = field(default_factory=list)  # splices only
     pins_in: dict[int, list[str]] = field(default_factory=dict)
     pins_out: dict[int, list[str]] = field(default_factory=dict)
     vars_deferred: bool = False
@@ -115,24 +140,27 @@ class _Scope:
 
 
 def _run_end(lines: list[str], start: int, prefix: str) -> int:
-    """End of the run of ``lines[start:]`` that start with ``prefix`` (at most _CHUNK lines)."""
+    """End of the run of ``lines[start:]`` that start with ``prefix`` (at most _CHUNK lines).
+
+    Cost is proportional to the run found (plus a constant), whatever follows
+    it: stretches of doubling length are checked at once (a line holds no
+    newline, so each "\n" + prefix in their join starts a line), and the
+    first stretch that fails is scanned line by line. (Bisecting over the
+    whole chunk instead cost O(_CHUNK) per short run: quadratic-looking
+    parses of files whose lines come in random order.)
+    """
     limit = min(len(lines), start + _CHUNK)
-    if not lines[start].startswith(prefix):
-        return start
-    # Runs are usually unbroken: bisect for the last line with the prefix, then
-    # check the whole stretch at once (a line holds no newline, so each
-    # "\n" + prefix is the start of a line); scan line by line only if that fails.
-    lo, hi = start, limit  # lines[lo] has the prefix; lines[hi] (if any) has not
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if lines[mid].startswith(prefix):
-            lo = mid
-        else:
-            hi = mid
-    if "\n".join(lines[start:hi]).count("\n" + prefix) == hi - start - 1:
-        return hi
-    misses = map(not_, map(str.startswith, islice(lines, start, limit), repeat(prefix)))
-    return next(compress(count(start), misses), limit)
+    end = start
+    step = 4
+    while end < limit:
+        hi = min(limit, end + step)
+        if ("\n" + "\n".join(lines[end:hi])).count("\n" + prefix) == hi - end:
+            end = hi
+            step *= 2
+            continue
+        misses = map(not_, map(str.startswith, islice(lines, end, hi), repeat(prefix)))
+        return next(compress(count(end), misses), hi)
+    return end
 
 
 def _skip_lines(physical: Iterable[tuple[int, str]], n: int) -> None:
@@ -159,7 +187,8 @@ class _Parser:
         self.wf = Workflow()
         self.loader = loader
         self.allow_plus = allow_plus
-        self.file_stack: list[str] = []  # INCLUDE/SPLICE chain, for recursion
+        self.file_stack: list[str] = []  # INCLUDE/SPLICE chain being read, outermost first
+        self.reading: set[str] = set()  # the same, for O(1) recursion checks
         self.sources: list[tuple[_Scope, list[str], str | None]] = []  # to locate a cycle's edge
         self.index: dict[str, int] = {}  # node -> position in file order
         # Edges seen from an earlier to a later node (forward) and the reverse: when
@@ -170,21 +199,61 @@ class _Parser:
     # -- errors -----------------------------------------------------------
     syntax = staticmethod(syntax_error)
 
+    def tokens(self, kw: str, line: str, path: str | None, lineno: int) -> tuple[list[str], list[str]]:
+        try:
+            return split_tokens(line)
+        except LexError as err:
+            raise self.syntax(kw, str(err), path, lineno) from None
+
     # -- files ------------------------------------------------------------
     def load(self, kind: str, ref: str, resolved: str, path: str | None, line: int) -> list[str]:
+        if "\x00" in ref:
+            raise DagSyntaxError(f"{kind}: file name {ref!r} contains a NUL byte", path=path, line=line)
         key = posixpath.normpath(resolved)
-        if key in self.file_stack:
+        if key in self.reading:
             chain = " -> ".join([*self.file_stack[self.file_stack.index(key) :], key])
             raise DagError(f"{kind} recursion: '{ref}' is already being read ({chain})", path=path, line=line)
         try:
-            return self.loader(resolved)
+            lines = self.loader(resolved)
         except FileNotFoundError as err:
             raise DagError(f"{kind} file '{ref}' not found (looked for {resolved})", path=path, line=line) from err
         except OSError as err:
             raise DagError(f"{kind} file '{ref}' cannot be read: {err.strerror or err}", path=path, line=line) from err
+        except ValueError as err:  # e.g. a path the OS cannot take
+            raise DagError(f"{kind} file '{ref}' cannot be read: {err}", path=path, line=line) from err
+        return lines if self.loader is _read_lines else _checked_lines(list(lines), resolved)
 
     def run_file(self, scope: _Scope, lines: list[str], path: str | None, file_dir: str) -> None:
+        """Pass 1 over one file and, through INCLUDE and SPLICE, every file it
+        names, to any depth without recursion: each file is a generator
+        (:meth:`file_pass`) that yields the generator of a file it needs read
+        next, and this loop runs the innermost one until it is done."""
+        stack: list[Iterator[Any]] = [self.file_pass(scope, lines, path, file_dir)]
+        try:
+            while stack:
+                try:
+                    stack.append(next(stack[-1]))
+                except StopIteration:
+                    stack.pop()
+        finally:
+            for pending in reversed(stack):  # an error: let each file's cleanup run
+                pending.close()
+
+    def enter(self, path: str | None) -> None:
+        if path is not None:
+            key = posixpath.normpath(path)
+            self.file_stack.append(key)
+            self.reading.add(key)
+
+    def leave(self, path: str | None) -> None:
+        if path is not None:
+            self.reading.discard(self.file_stack.pop())
+
+    def file_pass(self, scope: _Scope, lines: list[str], path: str | None, file_dir: str) -> Iterator[Iterator[Any]]:
         """Pass 1 over one file: define nodes, splices, descriptions; defer the rest.
+
+        A generator: for an INCLUDE or SPLICE it yields the generator that
+        reads the named file (:meth:`run_file` runs it) and goes on afterwards.
 
         ``JOB name file``, ``PARENT a CHILD b`` between known nodes and
         ``VARS node key="value"`` of a known node, the bulk of big DAGs, take a
@@ -193,8 +262,7 @@ class _Parser:
         adding them in pass 2; a VARS line is applied in pass 1 only while no
         earlier VARS line of the scope was deferred, which keeps VARS order.
         """
-        if path is not None:
-            self.file_stack.append(posixpath.normpath(path))
+        self.enter(path)
         self.sources.append((scope, lines, path))
         try:
             src = LineSource(lines)
@@ -311,15 +379,13 @@ class _Parser:
                     except LexError as err:
                         raise self.syntax(kw, str(err), path, lineno) from None
                 elif kw in pass1:
-                    try:
-                        pass1[kw](self, scope, line, src, path, lineno, file_dir)
-                    except LexError as err:
-                        raise self.syntax(kw, str(err), path, lineno) from None
+                    nested = pass1[kw](self, scope, line, src, path, lineno, file_dir)
+                    if nested is not None:
+                        yield nested
                 else:
                     deferred.append((kw, line, path, lineno))
         finally:
-            if path is not None:
-                self.file_stack.pop()
+            self.leave(path)
         self.forward |= fwd
         self.backward |= bwd
 
@@ -541,7 +607,7 @@ class _Parser:
 
     def submit_description(self, scope: _Scope, line: str, src: LineSource, path: str | None, lineno: int, file_dir: str) -> None:
         kw = "SUBMIT_DESCRIPTION"
-        raws, texts = split_tokens(line)
+        raws, texts = self.tokens(kw, line, path, lineno)
         if len(raws) < 2:
             raise self.syntax(kw, "no submit description name given", path, lineno)
         name = raws[1]
@@ -555,8 +621,9 @@ class _Parser:
             raise DagError(f"SUBMIT-DESCRIPTION name '{name}' clashes with a node name", path=path, line=lineno)
         descs[name] = body
 
-    def include(self, scope: _Scope, line: str, src: LineSource, path: str | None, lineno: int, file_dir: str) -> None:
-        raws, texts = split_tokens(line)
+    def include(self, scope: _Scope, line: str, src: LineSource, path: str | None, lineno: int, file_dir: str) -> Iterator[Any]:
+        """The generator reading the INCLUDEd file into ``scope`` (run by :meth:`run_file`)."""
+        raws, texts = self.tokens("INCLUDE", line, path, lineno)
         if len(raws) < 2:
             raise self.syntax("INCLUDE", "no file given", path, lineno)
         if len(raws) > 2:
@@ -564,11 +631,13 @@ class _Parser:
         ref = texts[1]
         resolved = posixpath.join(file_dir, ref) if file_dir else ref
         lines = self.load("INCLUDE", ref, resolved, path, lineno)
-        self.run_file(scope, lines, resolved, posixpath.dirname(resolved))
+        return self.file_pass(scope, lines, resolved, posixpath.dirname(resolved))
 
-    def splice(self, scope: _Scope, line: str, src: LineSource, path: str | None, lineno: int, file_dir: str) -> None:
+    def splice(self, scope: _Scope, line: str, src: LineSource, path: str | None, lineno: int, file_dir: str) -> Iterator[Any]:
+        """The generator reading a SPLICE (run by :meth:`run_file`): it yields
+        the splice file's pass 1, then runs its pass 2 and records the splice."""
         kw = "SPLICE"
-        raws, texts = split_tokens(line)
+        raws, texts = self.tokens(kw, line, path, lineno)
         if len(raws) < 2:
             raise self.syntax(kw, "missing splice name", path, lineno)
         name = raws[1]
@@ -597,10 +666,16 @@ class _Parser:
         if sdir is not None:
             node_dir = _join_dir(node_dir, sdir)
         inner = _Scope(prefix=scope.prefix + name + "+", node_dir=node_dir, is_splice=True)
-        self.run_file(inner, lines, resolved, posixpath.dirname(resolved))
+        return self._splice_steps(scope, name, inner, lines, resolved)
+
+    def _splice_steps(self, scope: _Scope, name: str, inner: _Scope, lines: list[str], resolved: str) -> Iterator[Any]:
+        yield self.file_pass(inner, lines, resolved, posixpath.dirname(resolved))
         self.run_scope(inner)
         has_parent = {c for _p, c in inner.edge_list}
         has_child = {p for p, _c in inner.edge_list}
+        for join in inner.join_list:
+            has_parent.update(join.children)
+            has_child.update(join.parents)
         scope.splices[name] = _Splice(
             name=name,
             initial=[m for m in inner.members if m not in has_parent],
@@ -611,6 +686,7 @@ class _Parser:
         if scope.is_splice:
             scope.members.extend(inner.members)
             scope.edge_list.extend(inner.edge_list)
+            scope.join_list.extend(inner.join_list)
 
     # -- pass 2 helpers ---------------------------------------------------
     def targets(self, scope: _Scope, kw: str, name: str, path: str | None, lineno: int, all_nodes: bool = True) -> list[Node]:
@@ -636,11 +712,20 @@ class _Parser:
             return sp.terminal if as_parent else sp.initial
         raise DagError(f"PARENT/CHILD: unknown node '{name}'", path=path, line=lineno)
 
-    def add_edges(self, scope: _Scope, parents: list[str], children: list[str], weak: bool) -> None:
+    def add_edges(self, scope: _Scope, parents: list[str], children: list[str], weak: bool,
+                  path: str | None = None, lineno: int | None = None) -> None:
+        index = self.index
+        if len(parents) > 1 and len(children) > 1:
+            # DAGMan: repeats dropped, nodes in definition order; then a join
+            # node if more than one parent and more than one child remain.
+            parents = sorted(set(parents), key=index.__getitem__)
+            children = sorted(set(children), key=index.__getitem__)
+            if len(parents) > 1 and len(children) > 1:
+                self.add_join(scope, parents, children, weak, path, lineno)
+                return
         edges = self.wf.edges
         weak_edges = self.wf.weak_edges
         elist = scope.edge_list if scope.is_splice else None
-        index = self.index
         for p in parents:
             for c in children:
                 e = (p, c)
@@ -662,6 +747,26 @@ class _Parser:
                     self.forward = self.backward = True
                 if elist is not None:
                     elist.append(e)
+
+    def add_join(self, scope: _Scope, parents: list[str], children: list[str], weak: bool,
+                 path: str | None, lineno: int | None) -> None:
+        """Every child depends on every parent: one :class:`Join`, O(m + n)."""
+        joins = self.wf.joins
+        join = Join(
+            name=f"{scope.prefix}{JOIN_PREFIX}{len(joins)}", parents=tuple(parents), children=tuple(children),
+            weak=weak, source_path=path, source_line=lineno,
+        )
+        joins.append(join)
+        if scope.is_splice:
+            scope.join_list.append(join)
+        # parents and children are in file order: first/last are the extremes
+        index = self.index
+        if index[parents[-1]] < index[children[0]]:
+            self.forward = True
+        elif index[parents[0]] > index[children[-1]]:
+            self.backward = True
+        else:
+            self.forward = self.backward = True
 
 
 def _join_dir(base: str | None, sub: str | None) -> str | None:
@@ -685,15 +790,26 @@ _PASS1 = {
 def _check_acyclic(wf: Workflow, index: dict[str, int]) -> list[tuple[str, str]] | None:
     """None if acyclic, else one cycle as its edges (networkx names it).
 
-    Kahn's algorithm over node positions (``index``: name -> position).
+    Kahn's algorithm over node positions (``index``: name -> position) and
+    one vertex per join after them.
     """
     n = len(index)
-    indeg = [0] * n
-    succ: list[list[int]] = [[] for _ in range(n)]
+    joins = wf.joins
+    total = n + len(joins)
+    indeg = [0] * total
+    succ: list[list[int]] = [[] for _ in range(total)]
+    get = index.__getitem__
     for p, c in wf.edges:
         ci = index[c]
         succ[index[p]].append(ci)
         indeg[ci] += 1
+    for k, join in enumerate(joins, n):
+        for pi in map(get, join.parents):
+            succ[pi].append(k)
+        indeg[k] = len(join.parents)
+        succ[k] = children = list(map(get, join.children))
+        for ci in children:
+            indeg[ci] += 1
     stack = [i for i, d in enumerate(indeg) if not d]
     pop, push = stack.pop, stack.append
     seen = 0
@@ -705,19 +821,31 @@ def _check_acyclic(wf: Workflow, index: dict[str, int]) -> list[tuple[str, str]]
             indeg[c] = d
             if not d:
                 push(c)
-    if seen == n:
+    if seen == total:
         return None
     import networkx as nx
 
-    names = list(wf.nodes)
-    rest = {names[i] for i, d in enumerate(indeg) if d > 0}
-    g = nx.DiGraph((p, c) for p, c in wf.edges if p in rest and c in rest)
+    names = [*wf.nodes, *(join.name for join in joins)]
+    g = nx.DiGraph()
+    for i, d in enumerate(indeg):
+        if d > 0:
+            g.add_edges_from((names[i], names[c]) for c in succ[i] if indeg[c] > 0)
     return [(u, v) for u, v, *_ in nx.find_cycle(g)]
 
 
 def _locate_edge(p: _Parser, edge: tuple[str, str]) -> tuple[str | None, int | None]:
     """The PARENT/CHILD (or CONNECT) line that created ``edge`` (error path only)."""
+    for join in p.wf.joins:
+        if join.name in edge:
+            return join.source_path, join.source_line
     for scope, lines, path in p.sources:
+        # The line names each end in this scope: the node, or the splice holding it.
+        local = [e[len(scope.prefix):] if e.startswith(scope.prefix) else e for e in edge]
+        needles = [name.split("+", 1)[0] for name in local]
+        probe = _Parser(p.loader, p.allow_plus)
+        probe.wf.nodes = p.wf.nodes
+        probe.index = p.index
+        probe_scope = _Scope(scope.prefix, scope.node_dir, False, scope.own, scope.splices)
         src = LineSource(lines)
         for lineno, line in src:
             kw = normalize_keyword(line.split(None, 1)[0])
@@ -733,18 +861,33 @@ def _locate_edge(p: _Parser, edge: tuple[str, str]) -> tuple[str | None, int | N
                     except DagError:
                         pass
                 continue
-            if kw not in ("PARENT", "WEAK", "CONNECT"):
+            if kw not in ("PARENT", "WEAK", "CONNECT") or not all(needle in line for needle in needles):
                 continue
-            probe = _Parser(p.loader, p.allow_plus)
-            probe.wf.nodes = p.wf.nodes
-            probe.index = p.index
+            probe.wf.edges = set()
             try:
-                COMMANDS[kw](probe, _Scope(scope.prefix, scope.node_dir, False, scope.own, scope.splices), kw, line, path, lineno)
+                COMMANDS[kw](probe, probe_scope, kw, line, path, lineno)
             except (DagError, LexError):
                 continue
             if edge in probe.wf.edges:
                 return path, lineno
     return None, None
+
+
+def _cycle_error(p: _Parser, cycle_edges: list[tuple[str, str]], path: str | None) -> CycleError:
+    """The error naming a cycle; join nodes are left out (p -> join -> c is p -> c)."""
+    joins = {join.name for join in p.wf.joins}
+    cycle = [u for u, _v in cycle_edges if u not in joins]
+    closing = cycle_edges[-1]
+    epath, eline = _locate_edge(p, closing)
+    if closing[0] in joins or closing[1] in joins:
+        at = cycle_edges.index(closing)
+        before = next(u for u, _v in reversed(cycle_edges[: at + 1]) if u not in joins)
+        after = next(v for _u, v in [*cycle_edges[at:], *cycle_edges] if v not in joins)
+        closing = (before, after)
+    return CycleError(
+        "dependency cycle: " + " -> ".join([*cycle, cycle[0]]) + f" (closed by the edge {closing[0]} -> {closing[1]})",
+        cycle=cycle, path=epath or path, line=eline,
+    )
 
 
 def parse_dag(
@@ -768,6 +911,17 @@ def parse_dag(
 
     Raises DagSyntaxError, DagError or CycleError naming file, line and culprit.
     """
+    return _parse(lines, path, include_loader, base_dir, allow_any_node_name_characters, nul_checked=False)
+
+
+def _parse(
+    lines: Iterable[str],
+    path: str | os.PathLike[str] | None,
+    include_loader: Loader | None,
+    base_dir: str | os.PathLike[str] | None,
+    allow_any_node_name_characters: bool,
+    nul_checked: bool,
+) -> Workflow:
     spath = os.fspath(path) if path is not None else None
     if base_dir is not None:
         bdir = os.fspath(base_dir)
@@ -782,7 +936,8 @@ def parse_dag(
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        p.run_file(top, lines if isinstance(lines, list) else list(lines), spath, bdir)
+        lines = lines if isinstance(lines, list) else list(lines)
+        p.run_file(top, lines if nul_checked else _checked_lines(lines, spath), spath, bdir)
         p.run_scope(top)
         wf = p.wf
         wf.source_path = spath
@@ -803,14 +958,22 @@ def parse_dag(
         if gc_was_enabled:
             gc.enable()
     if cycle_edges is not None:
-        cycle = [u for u, _v in cycle_edges]
-        closing = cycle_edges[-1]
-        epath, eline = _locate_edge(p, closing)
-        raise CycleError(
-            "dependency cycle: " + " -> ".join([*cycle, cycle[0]]) + f" (closed by the edge {closing[0]} -> {closing[1]})",
-            cycle=cycle, path=epath or spath, line=eline,
-        )
+        raise _cycle_error(p, cycle_edges, spath)
+    _check_join_names(wf)
     return wf
+
+
+def _check_join_names(wf: Workflow) -> None:
+    """DAGMan refuses a DAG whose join node would take a node's name."""
+    nodes = wf.nodes
+    for join in wf.joins:
+        node = nodes.get(join.name)
+        if node is not None:
+            raise DagError(
+                f"node name '{join.name}' is the name DAGMan gives the join node of this many-to-many "
+                f"PARENT/CHILD line (line {join.source_line}); rename the node",
+                path=node.source_path, line=node.source_line,
+            )
 
 
 def read_dag(path: str | os.PathLike[str], *, allow_any_node_name_characters: bool = False) -> Workflow:
@@ -822,4 +985,4 @@ def read_dag(path: str | os.PathLike[str], *, allow_any_node_name_characters: bo
         raise DagError("DAG file not found", path=spath) from err
     except OSError as err:
         raise DagError(f"DAG file cannot be read: {err.strerror or err}", path=spath) from err
-    return parse_dag(lines, path=spath, allow_any_node_name_characters=allow_any_node_name_characters)
+    return _parse(lines, spath, None, None, allow_any_node_name_characters, nul_checked=True)

@@ -7,7 +7,8 @@ directory arguments that contain blanks, quotes, ``=`` or backslashes. Reading
 the output gives back an equal workflow: ``parse_dag(write_dag_lines(w)) == w``
 (``source_path``/``source_line`` aside). Output order: DAG-wide commands,
 SUBMIT-DESCRIPTIONs, each node with its commands (file order), then edges
-grouped by parent. What a DAG file cannot express (no submit description, a
+grouped by parent, then one ``PARENT p1 … CHILD c1 …`` line per join
+(DAGMan turns it back into a join node). What a DAG file cannot express (no submit description, a
 script argument with a blank, a line ending in a backslash ...) raises
 DagError instead of writing a file that reads back differently.
 
@@ -189,13 +190,31 @@ def _edge_lines(wf: Workflow) -> Iterator[str]:
             yield _line(f"{prefix} {names[current]} CHILD " + " ".join(children))
 
 
+def _join_lines(wf: Workflow) -> Iterator[str]:
+    nodes = wf.nodes
+    for join in wf.joins:
+        for name in (*join.parents, *join.children):
+            if name not in nodes:
+                raise DagError(f"join {join.name} names the unknown node '{name}'")
+        prefix = "WEAK PARENT" if join.weak else "PARENT"
+        yield _line(f"{prefix} {' '.join(join.parents)} CHILD {' '.join(join.children)}")
+
+
 def write_dag_lines(workflow: Workflow, *, allow_any_node_name_characters: bool = False) -> Iterator[str]:
     """Yield the lines (without newlines) of a DAG file describing ``workflow``.
 
     Raises DagError for what a DAG file cannot express (a node without a
     submit description, a spliced ``a+b`` name unless
-    ``allow_any_node_name_characters``, blanks in script arguments ...).
+    ``allow_any_node_name_characters``, blanks in script arguments, a NUL
+    byte ...).
     """
+    for line in _lines(workflow, allow_any_node_name_characters):
+        if "\x00" in line:
+            raise DagError(f"cannot write {line!r}: a DAG file cannot hold a NUL byte")
+        yield line
+
+
+def _lines(workflow: Workflow, allow_any_node_name_characters: bool) -> Iterator[str]:
     wf = workflow
     for name in wf.nodes:
         _check_name(name, allow_any_node_name_characters)
@@ -226,6 +245,7 @@ def write_dag_lines(workflow: Workflow, *, allow_any_node_name_characters: bool 
     for node in wf.nodes.values():
         yield from _node_lines(node)
     yield from _edge_lines(wf)
+    yield from _join_lines(wf)
 
 
 def write_dag(workflow: Workflow, path: str | os.PathLike[str], *, allow_any_node_name_characters: bool = False) -> None:

@@ -206,7 +206,7 @@ def make_template(
     index = {n: i for i, n in enumerate(order)}
     children: list[list[int]] = [[] for _ in order]
     n_parents = [0] * len(order)
-    for parent, child in sorted(workflow.edges):
+    for parent, child in sorted(graph.edges):  # joins expanded; virtual S/T edges skipped below
         if parent in index and child in index:
             children[index[parent]].append(index[child])
             n_parents[index[child]] += 1
