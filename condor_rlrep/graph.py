@@ -63,6 +63,7 @@ __all__ = [
     "topological_order",
     "missing_estimates_error",
     "generate_dot",
+    "is_acyclic",
 ]
 
 # A DAG node name is one whitespace-free token, and DAX/WfFormat ids become
@@ -451,6 +452,31 @@ def _ordered(
         names, estimates, child_index, child_offset, parent_index, parent_offset,
         np.asarray(order, dtype=np.int64), bounds, path, join_count,
     )  # fmt: skip
+
+
+def is_acyclic(count: int, parent_of: np.ndarray, child_of: np.ndarray) -> bool:
+    """Whether vertices ``0 … count−1`` with the edges ``parent_of[k] → child_of[k]``
+    (int64 arrays; repeats allowed) have no cycle: Kahn's algorithm a level at
+    a time in numpy, or in plain Python for deep, narrow graphs."""
+    import numpy as np
+
+    child_index, child_offset = _csr_multi(parent_of, child_of, count)
+    indegree = np.bincount(child_of, minlength=count)
+    levels = _levels(child_index, child_offset, indegree.copy(), max_levels=count // NUMPY_MIN_LEVEL_WIDTH + 1)
+    if levels is not None:
+        return len(levels[0]) == count
+    order, _ = _kahn(child_index.tolist(), child_offset.tolist(), indegree.tolist())
+    return len(order) == count
+
+
+def _csr_multi(key: np.ndarray, value: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """CSR adjacency of possibly repeated ``(key, value)`` pairs (a stable sort by key)."""
+    import numpy as np
+
+    by_key = np.argsort(key, kind="stable")
+    offsets = np.zeros(count + 1, np.int64)
+    np.cumsum(np.bincount(key, minlength=count), out=offsets[1:])
+    return value[by_key], offsets
 
 
 def _levels(

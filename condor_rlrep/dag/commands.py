@@ -89,10 +89,22 @@ def syntax_error(kw: str, what: str, path: str | None, line: int) -> DagSyntaxEr
     return DagSyntaxError(msg, path=path, line=line)
 
 
+# DAGMan reads these numbers into C ints: anything outside is an error there too.
+_INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
+
+
+def _shown(tok: str) -> str:
+    """A token as error messages show it: a 5,000-digit number is cut short."""
+    return tok if len(tok) <= 40 else f"{tok[:20]}…{tok[-8:]} ({len(tok)} characters)"
+
+
 def _int(p: _Parser, kw: str, tok: str, what: str, path: str | None, lineno: int, lo: int | None = None, hi: int | None = None) -> int:
     if not _INT.match(tok):
-        raise syntax_error(kw, f"invalid {what} '{tok}' (not an integer)", path, lineno)
-    v = int(tok)
+        raise syntax_error(kw, f"invalid {what} '{_shown(tok)}' (not an integer)", path, lineno)
+    # the length test first: int() refuses strings of more than 4,300 digits
+    v = int(tok) if len(tok) <= 12 else None
+    if v is None or not _INT_MIN <= v <= _INT_MAX:
+        raise syntax_error(kw, f"invalid {what} '{_shown(tok)}' (out of range for a 32-bit integer)", path, lineno)
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         rng = f"{lo}..{hi}" if hi is not None else f">= {lo}"
         raise syntax_error(kw, f"invalid {what} '{tok}' (must be {rng})", path, lineno)
@@ -303,7 +315,8 @@ def _cmd_tolerance(p: _Parser, scope: _Scope, kw: str, line: str, path: str | No
     if len(raws) < 3:
         raise syntax_error(kw, "missing node name or tolerance", path, lineno)
     if not _TOLERANCE.match(raws[2]):
-        raise syntax_error(kw, f"invalid tolerance '{raws[2]}' (an integer, optionally followed by %)", path, lineno)
+        raise syntax_error(kw, f"invalid tolerance '{_shown(raws[2])}' (an integer, optionally followed by %)", path, lineno)
+    _int(p, kw, raws[2].rstrip("%"), "tolerance", path, lineno, lo=0)
     if len(raws) > 3 and normalize_keyword(raws[3]) not in ("FAIL_FAST", "WAIT"):
         raise syntax_error(kw, f"unexpected token '{raws[3]}'", path, lineno)
     _no_more(p, kw, raws, 4, path, lineno)
@@ -401,7 +414,7 @@ def _cmd_node_status(p: _Parser, scope: _Scope, kw: str, line: str, path: str | 
         if normalize_keyword(tok) == "ALWAYS_UPDATE":
             always = True
         elif _INT.match(tok):
-            min_secs = int(tok)
+            min_secs = _int(p, kw, tok, "minimum update interval", path, lineno, lo=0)
         else:
             raise syntax_error(kw, f"unexpected token '{tok}'", path, lineno)
     if _top_only(p, scope, kw, path, lineno):
