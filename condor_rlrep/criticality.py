@@ -28,12 +28,15 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
+from condor_rlrep.errors import InputError
 from condor_rlrep.graph import ESTIMATE_ATTR, VIRTUAL_NODES, DependencyGraph, as_dependency_graph, gather
 
 if TYPE_CHECKING:
     import numpy as np
 
 __all__ = [
+    "PhiError",
+    "check_phi",
     "PhiMode",
     "PHI_MODES",
     "remaining_critical_path",
@@ -214,9 +217,33 @@ def phi_double_prime(deadline: float, submit_time: float, estimate: float, max_c
     return _ratio_minus_one(deadline - submit_time - max_child_remaining, estimate)
 
 
+class PhiError(InputError, ValueError):
+    """A contingency φ that is not a finite number > −1 (or below a caller's minimum)."""
+
+
+def check_phi(phi: object, minimum: float | None = None) -> float:
+    """The contingency φ as a float: the one check of φ, for the library and every command.
+
+    φ must be a finite number > −1 (d = (φ+1)·CR(W) + s(W) must lie after
+    s(W)), and ≥ ``minimum`` when one is given. NaN and ±inf are refused;
+    so are strings and booleans. Raises :class:`PhiError` (an
+    :class:`~condor_rlrep.errors.InputError` and a ``ValueError``).
+    """
+    if isinstance(phi, bool) or not isinstance(phi, (int, float)):
+        raise PhiError(f"the contingency φ must be a number, got {phi!r}")
+    try:
+        value = float(phi)
+    except OverflowError:
+        value = _INF
+    if not -1.0 < value < _INF:  # NaN fails this too
+        raise PhiError(f"the contingency φ must be a finite number > -1, got {phi!r}")
+    if minimum is not None and not value >= minimum:
+        raise PhiError(f"the contingency φ must be >= {minimum:g} here, got {phi!r}")
+    return value
+
+
 def _check_phi(phi: float) -> None:
-    if not -1.0 < phi < _INF:
-        raise ValueError(f"the contingency φ must be a finite number > -1, got {phi!r}")
+    check_phi(phi)
 
 
 class WorkflowPlan:

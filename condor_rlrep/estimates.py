@@ -48,6 +48,7 @@ from typing import Literal
 from condor_rlrep.dag.model import BOTTLEMOD_MACRO, ESTIMATE_MACRO, Node, Workflow
 from condor_rlrep.errors import EstimateError, InputError
 from condor_rlrep.graph import dependency_nodes, missing_estimates_error
+from condor_rlrep.safeload import LoadError, load_json
 
 __all__ = [
     "BottleModRef",
@@ -176,9 +177,9 @@ def _base_dir(path: str | None) -> str | None:
 
 def _parse_json(lines: list[str], path: str | None) -> dict[str, float | BottleModRef]:
     try:
-        document = json.loads("\n".join(lines))
-    except json.JSONDecodeError as err:
-        raise InputError(f"invalid JSON: {err.msg}", path=path, line=err.lineno) from err
+        document = load_json("\n".join(lines))
+    except LoadError as err:
+        raise InputError(err.message, path=path, line=err.line) from None
     if not isinstance(document, dict):
         raise InputError("an estimates JSON file must be one object {node: seconds}", path=path)
     estimates: dict[str, float | BottleModRef] = {}

@@ -154,7 +154,7 @@ def test_json_sidecar_and_errors():
 def test_json_must_be_an_object():
     with pytest.raises(InputError, match="one object"):
         parse_estimates(["[1, 2]"], path="e.json")
-    with pytest.raises(InputError, match="invalid JSON"):
+    with pytest.raises(InputError, match="not valid JSON"):
         parse_estimates(["{", "}", "x"], path="e.json")
 
 

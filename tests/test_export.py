@@ -182,6 +182,31 @@ def test_real_executable_is_used_unscaled(tmp_path):
     assert not (out / STANDIN_SCRIPT).exists()
 
 
+def test_memory_priority_and_files_reach_the_submit_file(tmp_path):
+    source = tmp_path / "in"
+    source.mkdir()
+    (source / "input.dat").write_text("x")
+    text = """{"name": "w", "schemaVersion": "1.5", "workflow": {
+      "specification": {"tasks": [{"name": "t", "id": "t_ID1", "parents": [], "children": [],
+                                   "inputFiles": ["input.dat", "gone.dat"], "outputFiles": ["out.dat"]}],
+                        "files": [{"id": "input.dat", "sizeInBytes": 2048}, {"id": "gone.dat", "sizeInBytes": 1000},
+                                  {"id": "out.dat", "sizeInBytes": 5000000}]},
+      "execution": {"tasks": [{"id": "t_ID1", "runtimeInSeconds": 3.5, "memoryInBytes": 14800000, "priority": 20,
+                               "command": {"program": "mProject", "arguments": []}}]}}}"""
+    (source / "w.json").write_text(text)
+    workflow = load_workflow(source / "w.json")
+    node = workflow.nodes["t_ID1"]
+    assert (node.memory, node.priority, node.transformation) == (14800000.0, 20, "mProject")
+    dag = export_dagman(workflow, tmp_path / "out")
+    description = submit_of(tmp_path / "out" / "t_ID1.sub")
+    assert description["request_memory"] == "15"  # MiB, rounded up
+    assert description["priority"] == "20"
+    assert description["request_disk"] == str(-(-(2048 + 1000 + 5000000) // 1024))  # KiB
+    assert description["transfer_input_files"] == str((source / "input.dat").resolve())  # gone.dat is not here
+    assert "# output file out.dat, 5000000 bytes" in (tmp_path / "out" / "t_ID1.sub").read_text()
+    assert read_dag(dag).nodes["t_ID1"].priority == 20  # and DAGMan's PRIORITY agrees
+
+
 def test_executable_override_for_every_task(tmp_path):
     wrapper = tmp_path / "wrap.sh"
     wrapper.write_text("#!/bin/sh\n")

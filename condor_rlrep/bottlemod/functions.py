@@ -72,8 +72,15 @@ class PFunc:
             raise ValueError("breakpoints must be strictly increasing")
         self.x, self.c = x, c
         n = x.size - 1
+        if n:
+            with np.errstate(over="ignore", invalid="ignore"):
+                start, stop = self.piece_values()
+            if not (np.all(np.isfinite(start)) and np.all(np.isfinite(stop))):
+                raise ValueError("the pieces' values overflow a float: rescale the units")
         self.left = float(left) if left is not None else (float(c[-1, 0]) if n else 0.0)
         self.end = float(end) if end is not None else (_piece_end_value(c, x, n - 1) if n else self.left)
+        if not (math.isfinite(self.left) and math.isfinite(self.end)):
+            raise ValueError("left and end values must be finite")
 
     @classmethod
     def _fast(cls, x: np.ndarray, c: np.ndarray, left: float, end: float) -> PFunc:
@@ -112,7 +119,15 @@ class PFunc:
         y0, y1 = ys[span], ys[span + 1]
         breaks = np.append(x0, x1[-1])
         # Consecutive spans share breakpoints unless a jump sits between them.
-        c = np.vstack([(y1 - y0) / (x1 - x0), y0])
+        with np.errstate(over="ignore", invalid="ignore"):
+            slope = (y1 - y0) / (x1 - x0)
+        if not np.all(np.isfinite(slope)):
+            k = int(np.flatnonzero(~np.isfinite(slope))[0])
+            raise ValueError(
+                f"the slope from point ({x0[k]:g}, {y0[k]:g}) to ({x1[k]:g}, {y1[k]:g}) is too steep "
+                "to compute with (it overflows a float): spread the points or rescale the units"
+            )
+        c = np.vstack([slope, y0])
         return cls._fast(breaks, c, ys[0], ys[-1])
 
     @classmethod

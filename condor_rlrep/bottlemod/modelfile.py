@@ -47,10 +47,8 @@ when it can be found, and the dotted name of the item at fault.
 
 from __future__ import annotations
 
-import json
 import math
 import re
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -58,6 +56,7 @@ from typing import Any
 from condor_rlrep.bottlemod.functions import PFunc
 from condor_rlrep.bottlemod.model import DataInput, Link, Resource, Task, Workflow
 from condor_rlrep.errors import ModelError
+from condor_rlrep.safeload import LoadError, load_json, load_toml
 
 __all__ = ["load_model", "parse_model", "model_from_dict", "parse_function", "predict_finish"]
 
@@ -77,21 +76,18 @@ def parse_model(text: str, source: str | None = None, fmt: str = "toml") -> Work
     the same structure either way)."""
     if fmt == "json":
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise ModelError(f"not valid JSON: {err.msg}", path=source, line=err.lineno) from err
+            data = load_json(text)
+        except LoadError as err:
+            raise ModelError(err.message, path=source, line=err.line) from None
         if not isinstance(data, dict):
             raise ModelError("a JSON model must be an object", path=source)
         wf = model_from_dict(data, source=source)
         wf.validate()
         return wf
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        m = re.search(r"\(at line (\d+), column \d+\)", str(err))
-        line = int(m.group(1)) if m else None
-        msg = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
-        raise ModelError(f"not valid TOML: {msg}", path=source, line=line) from err
+        data = load_toml(text)
+    except LoadError as err:
+        raise ModelError(err.message, path=source, line=err.line) from None
     try:
         wf = model_from_dict(data, source=source)
         wf.validate()
@@ -170,7 +166,7 @@ def parse_function(spec: Any, item: str, source: str | None = None) -> PFunc:
     if isinstance(spec, bool):
         fail("expected a number or a table with 'points', 'steps' or 'ppoly'")
     if isinstance(spec, (int, float)):
-        if not math.isfinite(spec):
+        if not math.isfinite(_as_float(spec)):
             fail("must be finite")
         return PFunc.constant(float(spec))
     if not isinstance(spec, Mapping):
@@ -193,8 +189,8 @@ def parse_function(spec: Any, item: str, source: str | None = None) -> PFunc:
             isinstance(p, list) and len(p) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
                                                         for v in p) for p in pairs):
             fail(f"'{kind}' must be a non-empty list of [x, y] number pairs")
-        xs = [float(p[0]) for p in pairs]
-        ys = [float(p[1]) for p in pairs]
+        xs = [_as_float(p[0]) for p in pairs]
+        ys = [_as_float(p[1]) for p in pairs]
         return PFunc.from_points(xs, ys) if kind == "points" else PFunc.from_steps(xs, ys)
     except (ValueError, TypeError) as err:
         fail(str(err))
@@ -233,9 +229,17 @@ def _table(v: Any, item: str, fail) -> Mapping[str, Any]:
 
 
 def _number(v: Any, item: str, fail) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(_as_float(v)):
         fail(item, "must be a finite number")
     return float(v)
+
+
+def _as_float(v: int | float) -> float:
+    """``float(v)``, or ±inf for an integer beyond float range (a dict built in code)."""
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
 
 
 def _check_keys(spec: Mapping[str, Any], allowed: set[str], item: str, fail) -> None:

@@ -3,13 +3,16 @@
 What is read, per ``<job>`` (and ``<dag>``/``<dax>`` sub-workflow jobs):
 
 * ``id`` → the node name (DAX ids such as ``ID00000`` are valid DAGMan names);
-* ``name`` → :attr:`Node.executable` (the logical transformation name), or the
+* ``name`` → :attr:`Node.transformation`, and :attr:`Node.executable` (the
+  logical transformation name), or the
   local path of a ``<executable>`` catalog entry of that name whose ``<pfn
   url="file://...">`` names a file (DAX 3.x);
 * ``runtime`` attribute (seconds, the WorkflowSim/Pegasus-generator
   convention), else a ``<profile namespace="pegasus" key="runtime">`` →
   :attr:`Node.runtime`; a ``cores`` (pegasus) or ``request_cpus`` (condor)
-  profile → :attr:`Node.cpus`;
+  profile → :attr:`Node.cpus`; a ``memory`` (pegasus) or ``request_memory``
+  (condor) profile, MiB → :attr:`Node.memory` (bytes); a ``priority``
+  (condor) profile → :attr:`Node.priority`;
 * ``<argument>`` text, with the file names of embedded ``<filename file=>``
   (2.1) / ``<file name=>`` (3.x) elements, split on blanks → :attr:`Node.arguments`;
 * ``<uses file|name= link= size=>`` → :attr:`Node.files` (``inout`` gives an
@@ -40,6 +43,9 @@ log = logging.getLogger(__name__)
 _JOB_TAGS = frozenset({"job", "dag", "dax"})
 _RUNTIME_PROFILE_KEYS = frozenset({("pegasus", "runtime"), ("", "runtime")})
 _CPU_PROFILE_KEYS = frozenset({("pegasus", "cores"), ("condor", "request_cpus")})
+_MEMORY_PROFILE_KEYS = frozenset({("pegasus", "memory"), ("condor", "request_memory")})  # MiB
+_PRIORITY_PROFILE_KEYS = frozenset({("condor", "priority")})
+_MIB = 1024 * 1024
 
 
 def read_dax(path: str | os.PathLike[str]) -> Workflow:
@@ -65,6 +71,13 @@ def parse_dax(source: str | bytes, path: str | None = None) -> Workflow:
     parser.StartElementHandler = builder.start
     parser.EndElementHandler = builder.end
     parser.CharacterDataHandler = builder.text
+    # A DAX is plain XML: a DTD (internal or external) and entity declarations
+    # are refused outright, not left to libexpat's defaults (external entities
+    # could read local files; nested internal ones expand exponentially).
+    parser.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_NEVER)
+    parser.StartDoctypeDeclHandler = builder.refuse_doctype
+    parser.EntityDeclHandler = builder.refuse_entity
+    parser.ExternalEntityRefHandler = builder.refuse_external
     builder.parser = parser
     try:
         parser.Parse(source, True)
@@ -74,6 +87,9 @@ def parse_dax(source: str | bytes, path: str | None = None) -> Workflow:
             path=path,
             line=err.lineno,
         ) from err
+    except (LookupError, ValueError) as err:  # expat asked Python for an encoding it does not know
+        raise DagSyntaxError(f"XML declaration: {err} (a DAX is UTF-8 or another known encoding)",
+                             path=path, line=1) from None
     return builder.finish()
 
 
@@ -115,6 +131,15 @@ class _Builder:
         return number
 
     # -- expat callbacks -------------------------------------------------
+    def refuse_doctype(self, name: str, system_id: str | None, public_id: str | None, has_internal: int) -> None:
+        raise self.syntax(f"<!DOCTYPE {name}>: a DAX may not have a DTD (refused: DTDs and entities are not read)")
+
+    def refuse_entity(self, name: str, *_rest: object) -> None:
+        raise self.syntax(f"entity declaration {name!r}: refused (DTDs and entities are not read)")
+
+    def refuse_external(self, context: str | None, base: str | None, system_id: str | None, public_id: str | None) -> int:
+        raise self.syntax(f"external entity {system_id!r}: refused (DTDs and entities are not read)")
+
     def start(self, qname: str, attrs: dict[str, str]) -> None:
         tag = qname.rpartition(" ")[2]
         depth = len(self.stack)
@@ -149,7 +174,7 @@ class _Builder:
             raise DagError(f"duplicate job id {name!r} (first defined on line {first})", path=self.path, line=self.line)
         node = Node(name=name, source_path=self.path, source_line=self.line)
         if tag == "job":
-            node.executable = attrs.get("name")
+            node.executable = node.transformation = attrs.get("name")
         else:
             node.kind = "SUBDAG"
             node.submit = attrs.get("file") or attrs.get("name")  # name= accepted as well
@@ -224,6 +249,15 @@ class _Builder:
             if cpus != int(cpus) or cpus < 1:
                 raise self.syntax(f"job {self.job.name!r}: {key} profile {value!r} must be a whole number >= 1", line)
             self.job.cpus = int(cpus)
+        elif (namespace, key) in _MEMORY_PROFILE_KEYS:
+            self.job.memory = self.number(value, f"job {self.job.name!r}: {key} profile (MiB)", line) * _MIB
+        elif (namespace, key) in _PRIORITY_PROFILE_KEYS:
+            try:
+                self.job.priority = int(value)
+            except ValueError:
+                raise self.syntax(f"job {self.job.name!r}: priority profile {value[:40]!r} is not a whole number", line) from None
+            if not -(2**31) <= self.job.priority < 2**31:
+                raise self.syntax(f"job {self.job.name!r}: priority profile is out of range", line)
 
     def required(self, attrs: dict[str, str], key: str, tag: str) -> str:
         value = attrs.get(key)

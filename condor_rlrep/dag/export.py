@@ -8,7 +8,11 @@
   from, eq. 5 of the replication paper), and the ``PARENT … CHILD`` edges;
 * ``<node>.sub`` for every task that has no submit description of its own
   (DAX and WfFormat tasks): vanilla universe, the task's executable and
-  arguments, ``log``/``output``/``error`` under ``logs/``, ``request_cpus``;
+  arguments, ``log``/``output``/``error`` under ``logs/``, ``request_cpus``,
+  and what the file records of the task: ``request_memory`` (MiB),
+  ``priority``, ``request_disk`` (KiB, the sum of its files' sizes), its
+  input files that exist next to the workflow as ``transfer_input_files``,
+  and every file it reads or writes in a comment;
 * ``rlrep_task.sh`` when some task's executable is not a file on this
   machine: a stand-in that sleeps for the task's runtime times
   ``time_scale``, so that the DAG runs on any pool.
@@ -218,6 +222,7 @@ class _Exporter:
             f"output = {LOG_DIR}/{new.name}.out",
             f"error = {LOG_DIR}/{new.name}.err",
             f"request_cpus = {node.cpus or self.request_cpus}",
+            *_resource_lines(node, source.parent if source else None),
             "should_transfer_files = IF_NEEDED",
             "when_to_transfer_output = ON_EXIT",
             "queue",
@@ -249,6 +254,34 @@ class _Exporter:
         sub_dir = out_dir / new.name
         dag = self.export(load_workflow(target), sub_dir, None, seen)
         new.directory, new.submit = str(sub_dir.resolve()), dag.name
+
+
+def _resource_lines(node: Node, base: Path | None) -> list[str]:
+    """What the task is known to need: memory, priority, disk for its files,
+    and its input files that exist next to the workflow (sent with the job);
+    every file it reads or writes is listed in a comment."""
+    lines = []
+    if node.memory:
+        lines.append(f"request_memory = {max(1, math.ceil(node.memory / 2**20))}")  # MiB
+    if node.priority is not None:
+        lines.append(f"priority = {node.priority}")
+    sizes = [use.size for use in node.files if use.size]
+    if sizes:
+        lines.append(f"request_disk = {max(1, math.ceil(sum(sizes) / 1024))}")  # KiB
+    present = []
+    for use in node.files:
+        size = f", {use.size:.0f} bytes" if use.size is not None else ""
+        lines.append(f"# {use.link} file {_one_line(use.name)}{size}")
+        if use.link == "input" and base is not None and _plain_file_name(use.name) and (base / use.name).is_file():
+            present.append(str((base / use.name).resolve()))
+    if present:
+        lines.append("transfer_input_files = " + ", ".join(dict.fromkeys(present)))
+    return lines
+
+
+def _plain_file_name(name: str) -> bool:
+    # transfer_input_files is a comma/blank separated list with macro expansion
+    return bool(name) and not any(c in name for c in ",$ \t\n\r\"'")
 
 
 def _existing_file(executable: str | None, base: Path | None) -> Path | None:

@@ -130,6 +130,11 @@ class Node:
     files: list[FileUse] = field(default_factory=list)
     cpus: int | None = None
     """CPU cores the task used or asks for (WfFormat ``coreCount``/``cores``, DAX ``cores`` profile)."""
+    memory: float | None = None
+    """Memory the task used or asks for, in bytes (WfFormat ``memoryInBytes``, DAX memory profiles)."""
+    transformation: str | None = None
+    """What the task runs, by its logical name (DAX ``name``, WfFormat ``category`` or program):
+    ``mProjectPP`` for node ``ID00000``."""
     source_path: str | None = field(default=None, compare=False)
     source_line: int | None = field(default=None, compare=False)
 

@@ -18,6 +18,12 @@ The layout is told by the presence of ``workflow.specification``, not by
 task ids (1.5+) or task names (older). Dependencies may be declared on either
 end; both are read. JSON carries no positions for values, so semantic errors
 name the line of the first occurrence of the id at fault in the text.
+
+Also read, per task: memory (``memoryInBytes``; 1.4's ``memory`` in KiB) →
+:attr:`Node.memory` in bytes, ``priority`` → :attr:`Node.priority`, and
+``category`` (else the program) → :attr:`Node.transformation`. Numbers too
+large for a float, and JSON nested too deeply to read, are errors like any
+other (:mod:`condor_rlrep.safeload`).
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from typing import Any
 
 from condor_rlrep.dag.model import FileUse, Node, Workflow
 from condor_rlrep.errors import CycleError, DagError, DagSyntaxError
+from condor_rlrep.safeload import LoadError, load_json
 
 __all__ = ["parse_wfformat", "read_wfformat"]
 
@@ -64,9 +71,9 @@ def parse_wfformat(source: str | bytes, path: str | None = None) -> Workflow:
     else:
         text = source
     try:
-        document = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise DagSyntaxError(f"not valid JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno) from err
+        document = load_json(text)
+    except LoadError as err:
+        raise DagSyntaxError(err.message, path=path, line=err.line) from None
     reader = _Reader(text, path)
     reader.mapping(document, "the document")
     workflow_part = reader.mapping(document.get("workflow"), "'workflow'")
@@ -202,6 +209,24 @@ class _Reader:
                 raise self.syntax(f"task {node.name!r}: 'command.arguments' is not a list", node.name)
             node.arguments = [str(argument) for argument in arguments]
 
+    def resources(self, node: Node, task: Mapping[str, Any], memory_keys: tuple[tuple[str, float], ...]) -> None:
+        """Memory (bytes), priority and logical task name of one task."""
+        owner = f"task {node.name!r}"
+        for key, unit in memory_keys:
+            if task.get(key) is not None:
+                node.memory = self.number(task[key], key, owner, node.source_line) * unit
+                break
+        priority = task.get("priority")
+        if priority is not None:
+            if (isinstance(priority, bool) or not isinstance(priority, (int, float)) or not math.isfinite(priority)
+                    or priority != int(priority) or not -(2**31) <= priority < 2**31):
+                raise self.syntax(f"{owner}: priority {priority!r} must be a whole number (a 32-bit integer)", node.name)
+            node.priority = int(priority)
+        for key in ("category", "type"):
+            if isinstance(task.get(key), str) and task[key]:
+                node.transformation = task[key]
+                break
+
     def cpus(self, node: Node, value: Any) -> None:
         if value is None:
             return
@@ -222,6 +247,7 @@ class _Reader:
                 sizes[file_id] = self.number(entry["sizeInBytes"], "sizeInBytes", f"file {file_id!r}", line)
         for task in tasks:
             node = self.add_node(self.string(task, "id", "a specification task"), "id")
+            self.resources(node, task, ())
             for key, link in (("inputFiles", "input"), ("outputFiles", "output")):
                 for name in self.strings(task.get(key), repr(key), node.name):
                     node.files.append(FileUse(name, link, sizes.get(name)))  # type: ignore[arg-type]
@@ -247,6 +273,9 @@ class _Reader:
                     node.runtime = self.number(entry["runtimeInSeconds"], "runtimeInSeconds", f"task {task_id!r}", line)
                 self.command(node, entry.get("command"))
                 self.cpus(node, entry.get("coreCount"))
+                self.resources(node, entry, (("memoryInBytes", 1.0),))
+                if node.transformation is None and node.executable:
+                    node.transformation = node.executable
         return self.workflow
 
     # -- 1.0 to 1.4 -------------------------------------------------------
@@ -266,6 +295,10 @@ class _Reader:
             elif isinstance(task.get("arguments"), list):
                 node.arguments = [str(argument) for argument in task["arguments"]]
             self.cpus(node, task.get("cores"))
+            # 1.4's "memory" is in KiB (resident set size), "memoryInBytes" in bytes
+            self.resources(node, task, (("memoryInBytes", 1.0), ("memory", 1024.0)))
+            if node.transformation is None and node.executable:
+                node.transformation = node.executable
             for entry in self.task_list(task.get("files", []), f"task {node.name!r}: 'files'"):
                 self.file_use(node, entry)
         for task in tasks:

@@ -1,0 +1,54 @@
+"""Option types shared by the commands, each a thin shell over one library check.
+
+* :class:`Phi` — the contingency φ, checked by
+  :func:`condor_rlrep.criticality.check_phi` (finite, > −1, optionally ≥ a
+  minimum): ``nan``, ``inf`` and ``-inf`` are refused, not passed on;
+* :class:`Seconds` — a duration, by :func:`condor_rlrep.estimates.parse_seconds`
+  (``90``, ``1.5h``, ``30m``, ``2d``; finite, ≥ 0).
+
+A bad value is a click usage error naming the option (exit 2).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+__all__ = ["Phi", "Seconds"]
+
+
+class Phi(click.ParamType):
+    """The contingency φ (``minimum``: an inclusive lower bound on top of φ > −1)."""
+
+    name = "phi"
+
+    def __init__(self, minimum: float | None = None) -> None:
+        self.minimum = minimum
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from condor_rlrep.criticality import PhiError, check_phi
+
+        if isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                self.fail(f"{value!r} is not a number", param, ctx)
+        try:
+            return check_phi(value, self.minimum)
+        except PhiError as err:
+            self.fail(err.message, param, ctx)
+
+
+class Seconds(click.ParamType):
+    """A duration in seconds, with an optional s/m/h/d suffix."""
+
+    name = "seconds"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        from condor_rlrep.estimates import parse_seconds
+
+        try:
+            return parse_seconds(value if isinstance(value, str) else repr(value))
+        except ValueError as err:
+            self.fail(str(err), param, ctx)

@@ -1,0 +1,110 @@
+"""JSON and TOML from untrusted files, with one kind of failure: :class:`LoadError`.
+
+The standard parsers fail in ways a reader of the error should never see:
+``RecursionError`` on deeply nested arrays, ``ValueError`` ("Exceeds the
+limit (4300 digits) for integer string conversion") on long integers, and
+integers that parse but make every later ``float()`` raise ``OverflowError``.
+Here:
+
+* nesting deeper than the interpreter can follow is a :class:`LoadError`
+  naming the line where it gets too deep;
+* an integer too large for a float (any number of digits) becomes ``±inf``,
+  as a float literal that large already does (``1e400``), so that the
+  callers' checks ("must be a finite number") name the item at fault;
+  integers a float can hold stay ints;
+* malformed text is a :class:`LoadError` with the parser's message and line.
+
+Callers turn :class:`LoadError` into their own :class:`~condor_rlrep.errors.InputError`
+subclass with the file name.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import tomllib
+from typing import Any
+
+__all__ = ["LoadError", "load_json", "load_toml"]
+
+# Beyond this many digits an integer is certainly not a float-sized value worth keeping exact.
+_INT_DIGITS = 300
+_FLOAT_MAX_INT = int(1.7976931348623157e308)
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_REPORT_DEPTH = 256
+
+
+class LoadError(ValueError):
+    """Text that is not valid JSON/TOML, or too deeply nested; ``line`` is 1-based or None."""
+
+    def __init__(self, message: str, line: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.line = line
+
+
+def _json_int(text: str) -> int | float:
+    if len(text.lstrip("-")) <= _INT_DIGITS:
+        return int(text)
+    return float(text)  # a string that long: ±inf (no digit limit for floats)
+
+
+def load_json(text: str) -> Any:
+    """Parse JSON text (see the module docstring)."""
+    try:
+        return json.loads(text, parse_int=_json_int)
+    except json.JSONDecodeError as err:
+        raise LoadError(f"not valid JSON: {err.msg} (column {err.colno})", err.lineno) from None
+    except RecursionError:
+        raise LoadError("not usable JSON: arrays/objects nested too deeply", _deep_line(text)) from None
+
+
+def load_toml(text: str) -> dict[str, Any]:
+    """Parse TOML text (see the module docstring)."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        match = re.search(r"\(at line (\d+), column \d+\)", str(err))
+        message = re.sub(r"\s*\(at line \d+, column \d+\)", "", str(err))
+        raise LoadError(f"not valid TOML: {message}", int(match.group(1)) if match else None) from None
+    except RecursionError:
+        raise LoadError("not usable TOML: arrays/tables nested too deeply", _deep_line(text)) from None
+    except ValueError as err:  # int() of a literal with more than 4,300 digits
+        match = re.search(r"[0-9_]{%d,}" % _INT_DIGITS, text)
+        line = text.count("\n", 0, match.start()) + 1 if match else None
+        raise LoadError("not usable TOML: an integer with more digits than Python reads (4,300)", line) from None
+    return _tame_ints(data)
+
+
+def _tame_ints(data: Any) -> Any:
+    """``data`` with integers beyond float range replaced by ±inf (iteratively: any depth)."""
+    stack = [data]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            pairs: Any = item.items()
+        elif isinstance(item, list):
+            pairs = enumerate(item)
+        else:
+            continue
+        for key, value in list(pairs):
+            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _FLOAT_MAX_INT:
+                item[key] = math.inf if value > 0 else -math.inf
+            elif isinstance(value, (dict, list)):
+                stack.append(value)
+    return data
+
+
+def _deep_line(text: str) -> int:
+    """Line where bracket nesting (outside strings) first gets deep (error path)."""
+    depth = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth >= _REPORT_DEPTH:
+                return text.count("\n", 0, match.start()) + 1
+        elif token in "]}":
+            depth -= 1
+    return 1
