@@ -261,8 +261,13 @@ def resolve_estimates_with_origins(
     extra: EstimateSource | None = None,
     default_estimate: float | None = None,
     bottlemod: bool = True,
+    allow_missing: bool = False,
 ) -> tuple[dict[str, float], dict[str, EstimateOrigin]]:
-    """Like :func:`resolve_estimates`, also saying which source gave each value."""
+    """Like :func:`resolve_estimates`, also saying which source gave each value.
+
+    ``allow_missing``: leave nodes without an estimate out of both dicts
+    instead of raising (``inspect`` shows the structure of such workflows).
+    """
     path = workflow.source_path
     if default_estimate is not None:
         try:
@@ -313,7 +318,7 @@ def resolve_estimates_with_origins(
             else:
                 estimates[name] = value
                 origins[name] = origin
-    if missing:
+    if missing and not allow_missing:
         raise missing_estimates_error(missing, path)
     unused = set(sidecar).difference(estimates)
     if unused:

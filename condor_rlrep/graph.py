@@ -183,7 +183,7 @@ class DependencyGraph:
 
         names = self.node_names
         graph = nx.DiGraph()
-        with _gc_paused():
+        with gc_paused():
             graph.add_node(VIRTUAL_START, **{ESTIMATE_ATTR: 0.0})
             graph.add_nodes_from((name, {ESTIMATE_ATTR: value}) for name, value in zip(names, self.estimates.tolist()))
             graph.add_node(VIRTUAL_END, **{ESTIMATE_ATTR: 0.0})
@@ -216,7 +216,7 @@ class DependencyGraph:
                 values.append(data[weight])
             estimates = _checked_estimates(names, values, None)
         index = {name: i for i, name in enumerate(names)}.__getitem__
-        with _gc_paused():
+        with gc_paused():
             child_index, child_offset = _csr_from_adjacency(graph._succ, names, index)
             parent_index, parent_offset = _csr_from_adjacency(graph._pred, names, index)
         return _ordered(names, estimates, child_index, child_offset, parent_index, parent_offset, None)
@@ -268,7 +268,7 @@ def _checked_estimates(names: list[Any], values: list[Any], path: str | None) ->
 
 
 @contextmanager
-def _gc_paused() -> Iterator[None]:
+def gc_paused() -> Iterator[None]:
     # Building 10^5 small containers triggers the cyclic collector over and
     # over while nothing is collectable; pausing it halves build time.
     was_enabled = gc.isenabled()

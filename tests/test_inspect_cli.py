@@ -39,8 +39,9 @@ def run_main(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, 
 
 def test_json_output_by_hand():
     report = json.loads(invoke(FIG1, "--json").output)
-    assert set(report) == {"critical_path", "critical_path_seconds", "phi", "nodes"}
+    assert set(report) == {"critical_path", "critical_path_seconds", "phi", "deadline", "missing_estimates", "nodes", "joins"}
     assert report["critical_path"] == ["A", "D", "F", "H", "Z"]
+    assert report["deadline"] == 4050 and report["missing_estimates"] == [] and report["joins"] == {}
     assert report["critical_path_seconds"] == 2700 and report["phi"] == 0.5
     nodes = report["nodes"]
     assert list(nodes) == ["A", "B", "C", "D", "E", "F", "G", "H", "Z"]  # no virtual nodes, no FINAL
@@ -102,11 +103,17 @@ def test_dot_file(tmp_path):
     assert list(tmp_path.iterdir()) == [target]  # no temporary left behind
 
 
-def test_missing_estimate_exits_2_naming_the_node(capsys):
+def test_missing_estimate_shows_the_structure_and_names_the_node(capsys):
     code, out, err = run_main(capsys, str(DATA / "missing.dag"))
-    assert code == 2 and out == ""
-    assert "missing.dag: 1 node has no runtime estimate: B" in err
-    assert "Traceback" not in err
+    assert code == 0 and "Traceback" not in err
+    assert "warning: 1 node has no runtime estimate: B" in err
+    assert "estimates      missing for 1 of 2 nodes: B" in out
+    rows = {line.split()[0]: line.split()[1:] for line in out.splitlines() if line[:2] in ("A ", "B ")}
+    assert rows == {"A": ["60", "vars", "0", "0", "1"], "B": ["-", "-", "1", "1", "0"]}  # estimate source level parents children
+    code, out, _ = run_main(capsys, str(DATA / "missing.dag"), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["missing_estimates"] == ["B"] and report["critical_path"] is None
+    assert report["nodes"]["B"] == {"estimate": None, "source": None, "level": 1, "parents": ["A"], "children": []}
 
 
 def test_cycle_exits_2_naming_the_cycle(capsys):
@@ -117,8 +124,9 @@ def test_cycle_exits_2_naming_the_cycle(capsys):
 
 
 def test_bad_arguments(capsys, tmp_path):
-    code, _, err = run_main(capsys, FIG1, "--phi", "-0.5")
-    assert code == 2 and "--phi" in err
+    for bad in ("-0.5", "nan", "inf", "-inf", "half"):
+        code, _, err = run_main(capsys, FIG1, "--phi", bad)
+        assert code == 2 and "--phi" in err and "Traceback" not in err, (bad, err)
     code, _, err = run_main(capsys, str(tmp_path / "nope.dag"))
     assert code == 2 and "nope.dag" in err
     bad = tmp_path / "bad.csv"
@@ -132,13 +140,26 @@ def test_dax_runtimes_and_default():
     out = invoke(str(DATA / "chain.dax"), "--default-estimate", "1m").output
     assert "critical path  ID1 -> ID2" in out and "CR(W)          160 s" in out
     rows = {
-        cells[0]: cells[1:3]
+        cells[0]: cells[1:4]
         for cells in (line.lstrip("* ").split() for line in out.splitlines() if line.startswith(("*  ID", "   ID")))
     }
-    assert rows == {"ID1": ["100", "runtime"], "ID2": ["60", "default"], "ID3": ["50", "runtime"]}
+    # the transformation names show beside the DAX ids
+    assert rows == {"ID1": ["first", "100", "runtime"], "ID2": ["second", "60", "default"], "ID3": ["third", "50", "runtime"]}
     report = json.loads(invoke(str(DATA / "chain.dax"), "--json", "--default-estimate", "60").output)
     assert report["nodes"]["ID3"]["phi_prime"] == pytest.approx((240 - 100) / 50 - 1)
     assert report["nodes"]["ID1"]["phi_double_prime"] == pytest.approx((240 - 60) / 100 - 1)
+    assert report["nodes"]["ID1"]["transformation"] == "first"
+
+
+def test_join_shown_as_dagman_makes_it(tmp_path):
+    dag = tmp_path / "j.dag"
+    dag.write_text("JOB a x.sub\nJOB b x.sub\nJOB c x.sub\nJOB d x.sub\nPARENT a b CHILD c d\n")
+    report = json.loads(invoke(str(dag), "--json", "--default-estimate", "10").output)
+    assert report["joins"] == {"_condor_join_node0": {"parents": ["a", "b"], "children": ["c", "d"]}}
+    assert report["nodes"]["c"]["parents"] == ["_condor_join_node0"] and report["nodes"]["a"]["children"] == ["_condor_join_node0"]
+    assert report["nodes"]["c"]["earliest_start"] == 10 and report["critical_path_seconds"] == 20
+    indented = invoke(str(dag), "--json", "--indent", "2", "--default-estimate", "10").output
+    assert json.loads(indented) == report and indented.startswith('{\n  "critical_path"')
 
 
 MODEL = Path(__file__).resolve().parents[1] / "examples" / "bottlemod" / "paper_50_50.toml"

@@ -7,52 +7,54 @@ start. Estimates come from :func:`~condor_rlrep.estimates.resolve_estimates`
 (sidecar, VARS ``rlrep_estimate``, DAX/WfFormat runtimes, BottleMod models
 named by VARS ``rlrep_bottlemod``, default); ``source`` says which.
 
-``--json`` prints one object; a non-finite φ′/φ″ (a node whose remaining
-work is 0, e.g. a NOOP chain: it can never make the workflow late) is written
-as ``null``. With φ ≥ 0 the planned values are never −∞, so ``null`` always
-means +∞ here.
+When some nodes have no estimate (most DAGs written by hand), there is no
+critical path to compute: the structure is shown instead — per node its
+estimate if any, its level (the longest chain of ancestors) and its parents
+and children — with the nodes that lack one named, and the exit status is 0.
+
+``--json`` prints one compact object (``--indent N`` to indent it; that
+takes Python's pure-Python encoder, several times slower on big DAGs); a
+non-finite φ′/φ″ (a node whose remaining work is 0, e.g. a NOOP chain: it
+can never make the workflow late) is written as ``null``. With φ ≥ 0 the
+planned values are never −∞, so ``null`` always means +∞ here. A
+many-to-many ``PARENT``/``CHILD`` line is a join (as DAGMan makes it): its
+nodes list the join's name among their parents or children, and ``joins``
+maps each join to its parents and children.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import sys
 from pathlib import Path
 from typing import Any
 
 import click
 
 from condor_rlrep.atomic import write_atomic
-
+from condor_rlrep.cli.params import Phi, Seconds
 from condor_rlrep.criticality import PHI_MODES, WorkflowPlan, plan_workflow
-from condor_rlrep.estimates import parse_seconds, read_estimates, resolve_estimates_with_origins
-from condor_rlrep.graph import DependencyGraph, dependency_graph, generate_dot
+from condor_rlrep.estimates import read_estimates, resolve_estimates_with_origins
+from condor_rlrep.graph import (
+    DependencyGraph, dependency_graph, dependency_nodes, gc_paused, generate_dot, missing_estimates_error,
+)
 
 __all__ = ["inspect"]
 
 
-class _Seconds(click.ParamType):
-    name = "seconds"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
-        if isinstance(value, (int, float)):
-            return float(value)
-        try:
-            return parse_seconds(str(value))
-        except ValueError as err:
-            self.fail(str(err), param, ctx)
-
-
 @click.command("inspect")
 @click.argument("workflow_file", metavar="FILE", type=click.Path(exists=True, dir_okay=False))
-@click.option("--phi", type=click.FloatRange(min=0.0), default=0.5, show_default=True,
+@click.option("--phi", type=Phi(minimum=0.0), default=0.5, show_default=True,
               help="Contingency φ: the workflow should finish within (1+φ)·CR(W).")
 @click.option("--estimates", "estimates_file", type=click.Path(exists=True, dir_okay=False),
               help="Runtime estimates: CSV 'node,seconds' or a JSON object {node: seconds}; "
                    "a value may be bottlemod:MODEL.toml[#task] (relative to the file).")
-@click.option("--default-estimate", type=_Seconds(), default=None,
+@click.option("--default-estimate", type=Seconds(), default=None,
               help="Estimate for nodes without one (seconds, or with a s/m/h/d suffix).")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@click.option("--json", "as_json", is_flag=True, help="Print one compact JSON object instead of a table.")
+@click.option("--indent", type=click.IntRange(0, 16), default=None,
+              help="With --json: indent by N spaces (slower on big workflows).")
 @click.option("--dot", "dot_file", type=click.Path(dir_okay=False),
               help="Also write a Graphviz DOT file with the critical path in red.")
 @click.option("--phi-mode", type=click.Choice(PHI_MODES), default="balanced", show_default=True,
@@ -63,54 +65,125 @@ def inspect(
     estimates_file: str | None,
     default_estimate: float | None,
     as_json: bool,
+    indent: int | None,
     dot_file: str | None,
     phi_mode: str,
 ) -> None:
     """Show the critical path, CR(W), the deadline and φ′/φ″ of every node of FILE
-    (a DAGMan DAG, Pegasus DAX or WfCommons WfFormat file)."""
+    (a DAGMan DAG, Pegasus DAX or WfCommons WfFormat file); without estimates
+    for every node, its structure and which nodes lack one."""
     from condor_rlrep.dag.load import load_workflow
 
     workflow = load_workflow(workflow_file)
     sidecar = read_estimates(estimates_file) if estimates_file else None
-    estimates, origins = resolve_estimates_with_origins(workflow, sidecar=sidecar, default_estimate=default_estimate)
-    graph = dependency_graph(workflow, estimates)
-    plan = plan_workflow(graph, phi)
+    estimates, origins = resolve_estimates_with_origins(
+        workflow, sidecar=sidecar, default_estimate=default_estimate, allow_missing=True
+    )
+    nodes = dependency_nodes(workflow)
+    missing = [node.name for node in nodes if node.name not in estimates]
+    tasks = {node.name: node.transformation for node in nodes if node.transformation}
+    if missing:
+        # Structure only: with unit weights, earliest starts are levels.
+        graph = dependency_graph(workflow, dict.fromkeys((node.name for node in nodes), 1.0))
+        plan = plan_workflow(graph, phi)
+        note = missing_estimates_error(missing).message
+        click.echo(f"condor-rlrep: warning: {note}; showing the structure only", err=True)
+    else:
+        graph = dependency_graph(workflow, estimates)
+        plan = plan_workflow(graph, phi)
 
     if dot_file:
-        write_atomic(dot_file, _dot_text(graph, plan, Path(workflow_file).name))
-    if as_json:
-        click.echo(json.dumps(_report(graph, plan, origins), indent=2, allow_nan=False))
-    else:
-        click.echo(_table(workflow_file, graph, plan, origins, phi_mode))
+        write_atomic(dot_file, _dot_text(graph, plan, Path(workflow_file).name, estimates, bool(missing)))
+    # 10^5 nodes make a few 10^5 small lists and dicts that all stay alive
+    # until printed: the cyclic GC would rescan them (and the workflow) for nothing.
+    with gc_paused():
+        if as_json:
+            report = _report(graph, plan, estimates, origins, tasks, missing)
+            text = json.dumps(report, indent=indent, allow_nan=False)
+        else:
+            text = _table(workflow_file, graph, plan, estimates, origins, tasks, missing, phi_mode)
+    # not click.echo: on a pipe it would scan tens of MB for ANSI codes
+    sys.stdout.write(text + "\n")
+    sys.stdout.flush()
     if dot_file:
         click.echo(f"wrote {dot_file}", err=True)
 
 
-def _finite_or_none(value: float) -> float | None:
-    return value if math.isfinite(value) else None
+def _neighbours(graph: DependencyGraph) -> tuple[list[list[str]], list[list[str]]]:
+    """Parents and children of every node, each list sorted by name.
 
+    One global sort (numpy) instead of one per node: the per-node work is a
+    list slice.
+    """
+    import numpy as np
 
-def _report(graph: DependencyGraph, plan: WorkflowPlan, origins: dict[str, str]) -> dict[str, Any]:
     names = graph.names
-    phi1 = plan.planned_phi_prime()
-    phi2 = plan.planned_phi_double_prime()
-    nodes = {}
-    for i, name in enumerate(names):
-        nodes[name] = {
-            "estimate": plan.estimate[name],
-            "source": origins.get(name),
-            "L": plan.remaining[name],
-            "earliest_start": plan.earliest_start[name],
-            "phi_prime": _finite_or_none(phi1[name]),
-            "phi_double_prime": _finite_or_none(phi2[name]),
-            "parents": sorted(names[j] for j in graph.parents(i)),
-            "children": sorted(names[j] for j in graph.children(i)),
-        }
+    total = len(names)
+    rank = np.empty(total, np.int64)
+    rank[np.array(sorted(range(total), key=names.__getitem__), dtype=np.int64)] = np.arange(total)
+    count = graph.node_count
+
+    def lists(index: np.ndarray, offset: np.ndarray) -> list[list[str]]:
+        row = np.repeat(np.arange(total), np.diff(offset))
+        ordered = index[np.lexsort((rank[index], row))]
+        flat = list(map(names.__getitem__, ordered.tolist()))
+        bounds = offset.tolist()
+        return [flat[bounds[i] : bounds[i + 1]] for i in range(count)]
+
+    return lists(graph.parent_index, graph.parent_offset), lists(graph.child_index, graph.child_offset)
+
+
+def _joins(graph: DependencyGraph) -> dict[str, dict[str, list[str]]]:
+    names = graph.names
     return {
-        "critical_path": list(plan.critical_path),
-        "critical_path_seconds": plan.critical_path_seconds,
+        names[j]: {"parents": [names[i] for i in graph.parents(j)], "children": [names[i] for i in graph.children(j)]}
+        for j in range(graph.node_count, len(names))
+    }
+
+
+def _report(
+    graph: DependencyGraph,
+    plan: WorkflowPlan,
+    estimates: dict[str, float],
+    origins: dict[str, str],
+    tasks: dict[str, str],
+    missing: list[str],
+) -> dict[str, Any]:
+    names = graph.node_names
+    parents, children = _neighbours(graph)
+    nodes: dict[str, dict[str, Any]] = {}
+    if missing:
+        levels = plan.earliest_start
+        for name, ups, downs in zip(names, parents, children):
+            nodes[name] = {"estimate": estimates.get(name), "source": origins.get(name), "level": round(levels[name]),
+                           "parents": ups, "children": downs}
+    else:
+        phi1 = plan.planned_phi_prime()
+        phi2 = plan.planned_phi_double_prime()
+        estimate, remaining, earliest = plan.estimate, plan.remaining, plan.earliest_start
+        for name, ups, downs in zip(names, parents, children):
+            p1, p2 = phi1[name], phi2[name]
+            nodes[name] = {
+                "estimate": estimate[name],
+                "source": origins.get(name),
+                "L": remaining[name],
+                "earliest_start": earliest[name],
+                "phi_prime": p1 if p1 - p1 == 0.0 else None,  # finite (inf - inf is nan)
+                "phi_double_prime": p2 if p2 - p2 == 0.0 else None,
+                "parents": ups,
+                "children": downs,
+            }
+    for name, task in tasks.items():
+        nodes[name]["transformation"] = task
+    complete = not missing
+    return {
+        "critical_path": list(plan.critical_path) if complete else None,
+        "critical_path_seconds": plan.critical_path_seconds if complete else None,
         "phi": plan.phi,
+        "deadline": plan.deadline if complete else None,
+        "missing_estimates": missing,
         "nodes": nodes,
+        "joins": _joins(graph),
     }
 
 
@@ -128,14 +201,57 @@ def _duration(value: float) -> str:
     return f"{hours}h{minutes:02d}m{seconds:02d}s"
 
 
-def _table(path: str, graph: DependencyGraph, plan: WorkflowPlan, origins: dict[str, str], mode: str) -> str:
-    names = graph.names
+def _aligned(header: list[str], rows: list[list[str]], left: int) -> list[str]:
+    """Rows as text columns: the first ``left`` left-aligned, the others right-aligned."""
+    widths = [max(len(row[k]) for row in [header, *rows]) for k in range(len(header))]
+    out = []
+    for row in [header, *rows]:
+        cells = [c.ljust(w) for c, w in zip(row[:left], widths)] + [c.rjust(w) for c, w in zip(row[left:], widths[left:])]
+        out.append("  ".join(cells).rstrip())
+    return out
+
+
+def _table(
+    path: str,
+    graph: DependencyGraph,
+    plan: WorkflowPlan,
+    estimates: dict[str, float],
+    origins: dict[str, str],
+    tasks: dict[str, str],
+    missing: list[str],
+    mode: str,
+) -> str:
+    names = graph.node_names
+    joins = f", {graph.join_count} joins" if graph.join_count else ""
+    lines = [f"workflow       {path} ({len(names)} nodes, {graph.edge_count} edges{joins})"]
+    show_task = bool(tasks)
+    if missing:
+        shown = ", ".join(missing[:10]) + (f", … ({len(missing) - 10} more)" if len(missing) > 10 else "")
+        lines += [
+            f"estimates      missing for {len(missing)} of {len(names)} nodes: {shown}",
+            "               (set VARS node rlrep_estimate=\"SECONDS\", --estimates FILE or --default-estimate);",
+            "               no critical path or phi' without them: the structure follows",
+            "",
+        ]
+        header = ["node", *(["task"] if show_task else []), "estimate", "source", "level", "parents", "children"]
+        levels = plan.earliest_start
+        order = sorted(range(len(names)), key=lambda i: (levels[names[i]], i))
+        rows = [
+            [
+                str(name), *([tasks.get(name, "")] if show_task else []),
+                _seconds(estimates[name]) if name in estimates else "-", origins.get(name, "-"),
+                str(round(levels[name])), str(len(graph.parents(i))), str(len(graph.children(i))),
+            ]
+            for i, name in ((i, names[i]) for i in order)
+        ]
+        lines += _aligned(header, rows, 2 + show_task)
+        lines += ["", "level: the longest chain of ancestors; a join counts once among parents/children"]
+        return "\n".join(lines)
     on_path = set(plan.critical_path)
     phi1 = plan.planned_phi_prime()
     phi2 = plan.planned_phi_double_prime()
     used = "phi'" if mode == "balanced" else "phi''"
-    lines = [
-        f"workflow       {path} ({len(names)} nodes, {graph.edge_count} edges)",
+    lines += [
         "critical path  " + (" -> ".join(plan.critical_path) or "(empty)"),
         f"CR(W)          {_seconds(plan.critical_path_seconds)} s ({_duration(plan.critical_path_seconds)})",
         f"phi            {plan.phi:g}",
@@ -143,12 +259,13 @@ def _table(path: str, graph: DependencyGraph, plan: WorkflowPlan, origins: dict[
         f"criticality    {mode} ({used} decides replica counts)",
         "",
     ]
-    header = ["", "node", "estimate", "source", "L'", "earliest", "phi'", "phi''"]
+    header = ["", "node", *(["task"] if show_task else []), "estimate", "source", "L'", "earliest", "phi'", "phi''"]
     order = sorted(range(len(names)), key=lambda i: (plan.earliest_start[names[i]], i))
     rows = [
         [
             "*" if name in on_path else "",
             str(name),
+            *([tasks.get(name, "")] if show_task else []),
             _seconds(plan.estimate[name]),
             origins.get(name, ""),
             _seconds(plan.remaining[name]),
@@ -158,19 +275,20 @@ def _table(path: str, graph: DependencyGraph, plan: WorkflowPlan, origins: dict[
         ]
         for name in (names[i] for i in order)
     ]
-    widths = [max(len(row[k]) for row in [header, *rows]) for k in range(len(header))]
-    for row in [header, *rows]:
-        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1]), *(c.rjust(w) for c, w in zip(row[2:], widths[2:]))]
-        lines.append("  ".join(cells).rstrip())
+    lines += _aligned(header, rows, 2 + show_task)
     lines.append("")
     lines.append("* on the critical path; times in seconds from s(W); phi'/phi'' at the planned start")
     return "\n".join(lines)
 
 
-def _dot_text(graph: DependencyGraph, plan: WorkflowPlan, title: str) -> str:
+def _dot_text(graph: DependencyGraph, plan: WorkflowPlan, title: str, estimates: dict[str, float], partial: bool) -> str:
+    if partial:
+        labels = {name: f"e={_seconds(estimates[name])}s" if name in estimates else "no estimate"
+                  for name in graph.node_names}
+        return "\n".join(generate_dot(graph, name=title, labels=labels)) + "\n"
     phi1 = plan.planned_phi_prime()
     labels = {
         name: f"e={_seconds(plan.estimate[name])}s L'={_seconds(plan.remaining[name])}s\\nphi'={_ratio(phi1[name])}"
-        for name in graph.names
+        for name in graph.node_names
     }
     return "\n".join(generate_dot(graph, name=title, labels=labels, highlight=plan.critical_path)) + "\n"
