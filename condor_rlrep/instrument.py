@@ -50,11 +50,19 @@ __all__ = [
     "load_instrument_config",
     "REAPER_NODE",
     "TOLERANCE_SINCE",
+    "LIVE_MAX_REPLICAS",
+    "LIVE_EPSILON_HIGH",
 ]
 
 log = logging.getLogger(__name__)
 
 REAPER_NODE = "RLREP_REAPER"
+LIVE_MAX_REPLICAS = 3
+"""Replicas per node on a live pool unless asked (``--max-replicas``): a
+shared pool's users pay for every extra replica."""
+LIVE_EPSILON_HIGH = 0.1
+"""ε₁ of a store ``instrument`` creates (the paper's 0.5 is a simulation
+setting: half of all decisions at random on a shared pool)."""
 TOLERANCE_SINCE = (25, 14, 0)
 _DAGID_SINCE = (23, 9, 6)
 
@@ -65,9 +73,11 @@ class InstrumentOptions:
 
     phi: float = 1.0
     store: str | None = None
+    """Agent store: this, else ``$CONDOR_RLREP_STORE``, else the XDG default
+    (:func:`condor_rlrep.agent.location.resolve_store`), resolved once here."""
     estimates: str | None = None
     default_estimate: float | None = None
-    max_replicas: int = 10
+    max_replicas: int = LIVE_MAX_REPLICAS
     policy: str = "agent"
     """``agent`` (the store's strategy), a strategy name for a new store
     (``epsilon-greedy``, ``ucb1``, ``thompson``), ``single`` or ``fixed:K``."""
@@ -79,9 +89,14 @@ class InstrumentOptions:
     power_hosts: dict[str, float] = field(default_factory=dict)
     node_log: str | None = None
     hooks_bin: str | None = None
-    reaper_interval: float = 5.0
+    reaper_interval: float = 0.2
     store_timeout: float = 10.0
     create_store: bool = True
+    dagman_scan_interval: int | None = 1
+    """``DAGMAN_USER_LOG_SCAN_INTERVAL`` for the copy (DAGMan's default is 5 s;
+    every POST costs one scan more than a plain node). None: the pool's."""
+    environ: Mapping[str, str] | None = None
+    """Environment the store is resolved from (default: ``os.environ``)."""
 
 
 @dataclass
@@ -94,6 +109,8 @@ class InstrumentResult:
     store: str | None
     config: str | None
     hooks: dict[str, str]
+    store_created: bool = False
+    warnings: list[str] = field(default_factory=list)
 
 
 def hook_executables(hooks_bin: str | None = None) -> dict[str, str]:
@@ -172,7 +189,9 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     from condor_rlrep.dag.load import detect_format
     from condor_rlrep.dag.parser import read_dag
     from condor_rlrep.dag.writer import write_dag
+    from condor_rlrep.condor.replica_files import runs_in_place
     from condor_rlrep.hooks.layout import (
+        REPLICABLE_FILE,
         HookSettings,
         context_dir_for,
         node_original_path,
@@ -200,6 +219,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     if tolerance == "node" and opts.dagman_version < TOLERANCE_SINCE:
         raise InputError("TOLERANCE needs HTCondor >= 25.14; use the CONFIG knob (--no-tolerance)")
     hooks = hook_executables(opts.hooks_bin)
+    store_path, store_created = _prepare_store(opts)  # before writing anything: a bad store writes nothing
     workflow = read_dag(src)
     src_dir = os.path.dirname(src)
     context = context_dir_for(dst)
@@ -214,6 +234,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
 
     replicated: list[str] = []
     passed: dict[str, str] = {}
+    in_place: list[str] = []
     with_dagid = opts.dagman_version >= _DAGID_SINCE
     with_success = opts.dagman_version >= TOLERANCE_SINCE
     for node in workflow.nodes.values():
@@ -250,6 +271,9 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         # DAGMan reads the node's submit file only after PRE succeeded, and PRE
         # (re)writes it on every attempt: nothing to write here.
         generated = node_submit_path(context, node.name)
+        _write_node_vars(context, node)
+        if text is not None and runs_in_place(text, {"JOB": node.name, "RETRY": "0", **_vars_of(node)}):
+            in_place.append(node.name)
         node.submit = generated
         node.inline_submit = None
         _add_scripts(node, hooks, context, original, generated, with_dagid, with_success)
@@ -258,11 +282,11 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         replicated.append(node.name)
 
     spliced = any("+" in name for name in workflow.nodes)
-    config_path = _config(workflow, src_dir, context, tolerance, opts.max_replicas, spliced)
+    config_path = _config(workflow, src_dir, context, tolerance, opts.max_replicas, spliced, opts.dagman_scan_interval)
     _add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval)
     write_dag(workflow, dst, allow_any_node_name_characters=spliced)
+    write_atomic(os.path.join(context, REPLICABLE_FILE), "".join(f"{name}\n" for name in replicated))
 
-    store_path = _prepare_store(opts)
     settings = HookSettings(
         dag=dst, source_dag=src, node_log=os.path.abspath(opts.node_log) if opts.node_log else None,
         store=store_path, phi=float(opts.phi), criticality=opts.criticality, max_replicas=int(opts.max_replicas),
@@ -275,7 +299,18 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     from condor_rlrep.hooks.cache import load_plan
 
     load_plan(context, settings)  # parse once now: the first PRE finds the cache warm
-    return InstrumentResult(dst, context, replicated, passed, store_path, config_path, hooks)
+    warnings = []
+    if in_place and opts.max_replicas > 1:
+        shown = ", ".join(in_place[:5]) + (f" and {len(in_place) - 5} more" if len(in_place) > 5 else "")
+        warnings.append(
+            f"{len(in_place)} node(s) run their replicas in place on a shared filesystem (no "
+            f"should_transfer_files = YES): {shown}. Each replica gets its own output/error (the winner's "
+            "take your names when the node ends), but any other file such a job writes is written by every "
+            "replica at once: declare it (transfer_output_files with should_transfer_files = YES), have the "
+            "job write a fresh name and rename it when done, or use --max-replicas 1."
+        )
+    return InstrumentResult(dst, context, replicated, passed, store_path, config_path, hooks,
+                            store_created=store_created, warnings=warnings)
 
 
 def _hook_policy(policy: str) -> str:
@@ -371,15 +406,27 @@ def _script(kind: str, executable: str, arguments: list[str], user: Script | Non
 
 
 def _config(
-    workflow: Workflow, src_dir: str, context: str, tolerance: str, max_replicas: int, spliced: bool
+    workflow: Workflow, src_dir: str, context: str, tolerance: str, max_replicas: int, spliced: bool,
+    scan_interval: int | None = None,
 ) -> str | None:
     """The DAG's CONFIG: the user's (absolute), or a merged copy when we need knobs."""
     from condor_rlrep.atomic import write_atomic
 
     user = None
+    user_text = ""
     if workflow.config:
         user = os.path.join(src_dir, workflow.config)
+        try:
+            with open(user, encoding="utf-8") as handle:
+                user_text = handle.read()
+        except OSError as err:
+            raise InputError(f"CONFIG file cannot be read: {err.strerror or err}", path=user) from err
     knobs = []
+    if scan_interval is not None and "DAGMAN_USER_LOG_SCAN_INTERVAL" not in user_text.upper():
+        knobs += [
+            "# condor-rlrep: a POST script's end reaches DAGMan through its node-log scan; scan every second",
+            f"DAGMAN_USER_LOG_SCAN_INTERVAL = {int(scan_interval)}",
+        ]
     if tolerance == "config":
         knobs += [
             "# condor-rlrep: tolerate a - 1 failing replicas of a node (R - 1 at most)",
@@ -393,13 +440,7 @@ def _config(
     if not knobs:
         workflow.config = user
         return user
-    merged = ""
-    if user is not None:
-        try:
-            with open(user, encoding="utf-8") as handle:
-                merged = handle.read().rstrip("\n") + "\n"
-        except OSError as err:
-            raise InputError(f"CONFIG file cannot be read: {err.strerror or err}", path=user) from err
+    merged = user_text.rstrip("\n") + "\n" if user_text else ""
     merged += "\n".join(knobs) + "\n"
     path = os.path.join(context, "dagman.config")
     write_atomic(path, merged)
@@ -418,6 +459,7 @@ def _add_reaper(workflow: Workflow, executable: str, context: str, interval: flo
     while name in workflow.nodes:
         name += "_"
     args = " ".join(_quote_argument(a) for a in ("--ctx", context, "--interval", f"{interval:g}"))
+    # getenv: the reaper needs CONDOR_CONFIG (and only what DAGMan's own job has) to reach the schedd
     submit = os.path.join(context, "reaper.sub")
     write_atomic(
         submit,
@@ -433,14 +475,58 @@ def _add_reaper(workflow: Workflow, executable: str, context: str, interval: flo
     workflow.nodes[name] = Node(name=name, kind="SERVICE", submit=submit, directory=context)
 
 
-def _prepare_store(opts: InstrumentOptions) -> str | None:
-    if opts.policy == "single" or opts.policy.startswith("fixed:"):
-        return os.path.abspath(opts.store) if opts.store else None
-    from condor_rlrep.agent.config import AgentConfig
-    from condor_rlrep.agent.store import SqliteStore, default_store_path
+def _prepare_store(opts: InstrumentOptions) -> tuple[str | None, bool]:
+    """The store the hooks will use (absolute) and whether it was created now.
 
-    path = os.path.abspath(opts.store) if opts.store else os.fspath(default_store_path())
-    if not os.path.exists(path) and opts.create_store:
+    Fixed policies record nothing: no store unless one is named. An agent
+    policy resolves ``--store`` > ``$CONDOR_RLREP_STORE`` > the default once,
+    creates a missing store with the live defaults, and refuses one this user
+    cannot write (the hooks run as the user who submits the DAG).
+    """
+    from condor_rlrep.agent.location import create_store, resolve_store, store_exists, unwritable_reason
+
+    fixed = opts.policy == "single" or opts.policy.startswith("fixed:")
+    if fixed and not opts.store:
+        return None, False
+    path = resolve_store(opts.store, opts.environ)
+    if fixed:
+        return path, False
+    created = False
+    problem = unwritable_reason(path)
+    if problem is not None:
+        raise InputError(f"agent store unusable: {problem}; the hooks run as the user who submits the DAG", path=path)
+    if not store_exists(path):
+        if not opts.create_store:
+            raise InputError("no agent store here (create one with `condor-rlrep agent init` or `train`)", path=path)
+        from condor_rlrep.agent.config import AgentConfig
+
         strategy = opts.policy if opts.policy != "agent" else "epsilon-greedy"
-        SqliteStore.create(path, AgentConfig(max_replicas=opts.max_replicas, strategy=strategy)).close()  # type: ignore[arg-type]
-    return path if opts.store else None
+        config = AgentConfig(max_replicas=opts.max_replicas, strategy=strategy,  # type: ignore[arg-type]
+                             epsilon_high=LIVE_EPSILON_HIGH)
+        create_store(path, config).close()
+        created = True
+    else:
+        from condor_rlrep.agent.location import open_store
+        from condor_rlrep.errors import StoreError
+
+        try:
+            open_store(path).close()
+        except StoreError as err:
+            raise InputError(f"agent store unusable: {err}", path=path) from err
+    return path, created
+
+
+def _vars_of(node: Node) -> dict[str, str]:
+    return {a.key: a.value for a in node.vars}
+
+
+def _write_node_vars(context: str, node: Node) -> None:
+    """The node's VARS for PRE (DAGMan passes them to the submit, not to scripts)."""
+    from condor_rlrep.atomic import write_atomic
+    from condor_rlrep.hooks.layout import node_vars_path
+
+    path = node_vars_path(context, node.name)
+    if node.vars:
+        write_atomic(path, json.dumps(_vars_of(node), sort_keys=True))
+    elif os.path.exists(path):
+        os.unlink(path)

@@ -54,8 +54,8 @@ def test_plan_cache_is_built_once_per_dag_content(tmp_path: Path, monkeypatch) -
     settings = HookSettings(dag=str(dag))
     plan = load_plan(str(tmp_path), settings)
     assert plan.critical_path_seconds == 4 * 1920.0
-    assert plan.node("A") == (1920.0, 4 * 1920.0, 3 * 1920.0)
-    assert plan.node("H") == (1920.0, 1920.0, 0.0)
+    assert plan.node("A") == (1920.0, 4 * 1920.0, 3 * 1920.0, 0.0)
+    assert plan.node("H") == (1920.0, 1920.0, 0.0, 3 * 1920.0)
 
     def boom(*args, **kwargs):
         raise AssertionError("rebuilt although the DAG did not change")

@@ -16,7 +16,7 @@ from condor_rlrep.instrument import InstrumentOptions, instrument as instrument_
 @click.option("--store", type=click.Path(dir_okay=False), default=None, help="Agent store [$CONDOR_RLREP_STORE, else the default].")
 @click.option("--estimates", type=click.Path(exists=True, dir_okay=False), default=None, help="Sidecar file of per-node estimates: seconds, or bottlemod:MODEL.toml[#task].")
 @click.option("--default-estimate", type=float, default=None, help="Estimate (s) for nodes that have none.")
-@click.option("--max-replicas", type=click.IntRange(1, 100), default=None, help="R: at most this many replicas per node [10].")
+@click.option("--max-replicas", type=click.IntRange(1, 100), default=None, help="At most this many replicas per node [3].")
 @click.option("--policy", default=None, help="agent | epsilon-greedy | ucb1 | thompson | single | fixed:K [agent].")
 @click.option("--criticality", type=click.Choice(["balanced", "current"]), default=None, help="φ′ (balanced) or φ″ (current) [balanced].")
 @click.option("--dagman-version", default=None, help="HTCondor version of the pool's DAGMan [25.14.0].")
@@ -40,6 +40,12 @@ def instrument(dag: str, out: str, config_file: str | None, no_tolerance: bool, 
     click.echo(f"wrote {result.dag} ({len(result.replicated)} replicable node(s); hook files in {result.context})")
     for node, why in result.passed_through.items():
         click.echo(f"  {node}: left as is ({why})")
+    if result.store is None:
+        click.echo("  agent store: none (a fixed policy records nothing)")
+    else:
+        click.echo(f"  agent store: {result.store} ({'created now' if result.store_created else 'existing'})")
     if result.config:
         click.echo(f"  CONFIG {result.config}")
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)
     click.echo(f"submit it with: condor_submit_dag {result.dag}")

@@ -24,7 +24,7 @@ import os
 import re
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from condor_rlrep.errors import InputError
@@ -268,6 +268,9 @@ def rebuild_cluster(
         if history.first_failure_code is None:
             history.first_failure_code = code
 
+    provisional: dict[int, int] = {}
+    """Proc → index of its last invocation, ended by an eviction that a
+    following abort may turn into a removal."""
     last_at: float | None = None
     for event in events:
         if event.cluster != cluster:
@@ -285,6 +288,7 @@ def rebuild_cluster(
                 history.node = node_name_of(event)
         elif kind == EXECUTE:
             history.procs.add(proc)
+            provisional.pop(proc, None)
             if proc in open_runs:  # a lost end event: close the earlier run here
                 close(proc, at, "evicted")
             open_runs[proc] = (at, host_of_execute(event))
@@ -300,10 +304,19 @@ def rebuild_cluster(
                 fail(code)
         elif kind == EVICTED:
             removal = event.get("ReasonCode") == REMOVAL_EVICT_CODE
+            before = len(history.invocations)
             close(proc, at, "removed" if removal else "evicted")
             if not removal:
                 history.evictions += 1
+                if len(history.invocations) > before:
+                    provisional[proc] = before
         elif kind == ABORTED:
+            index = provisional.pop(proc, None)
+            if index is not None:
+                # evicted, then aborted with no run in between: a removal
+                # (Schedd.act with a reason logs code 1009, not 1023)
+                history.invocations[index] = replace(history.invocations[index], ended_by="removed")
+                history.evictions -= 1
             close(proc, at, "removed")
             history.aborted.add(proc)
             fail(-1002)

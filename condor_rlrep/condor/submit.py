@@ -15,7 +15,7 @@ unchanged with one "replica" (the user's own cluster).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Literal
 
 from condor_rlrep.errors import InputError
@@ -96,9 +96,13 @@ def _classad_value(value: str | int) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def replica_description(text: str, *, replicas: int, tags: Mapping[str, str | int]) -> str:
-    """``text`` with ``queue replicas`` and ``My.<tag> = value`` lines added
-    just before its queue statement. Everything else is byte-for-byte kept.
+def replica_description(
+    text: str, *, replicas: int, tags: Mapping[str, str | int], extra_lines: Sequence[str] = ()
+) -> str:
+    """``text`` with ``queue replicas``, ``My.<tag> = value`` lines and
+    ``extra_lines`` (per-replica file names) added just before its queue
+    statement, where they override the user's own settings. Everything else
+    is byte-for-byte kept.
 
     Raises :class:`SubmitError` when the description is not replicable and
     ``replicas`` > 1.
@@ -114,6 +118,7 @@ def replica_description(text: str, *, replicas: int, tags: Mapping[str, str | in
     queue_line = lines[statement.line_index]
     newline = "\r\n" if queue_line.endswith("\r\n") else "\n"
     added = [f"My.{key} = {_classad_value(value)}{newline}" for key, value in tags.items()]
+    added += [f"{line}{newline}" for line in extra_lines]
     if statement.kind == "single":
         indent = queue_line[: len(queue_line) - len(queue_line.lstrip(" \t"))]
         queue_line = f"{indent}queue {replicas}{newline}"

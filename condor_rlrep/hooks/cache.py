@@ -4,7 +4,7 @@ Key: SHA-256 of the instrumented DAG's bytes plus the sidecar estimates file
 (the instrumented DAG is written flat, INCLUDEs and SPLICEs inlined, so these
 are all its inputs). The digest itself is memoised against the files'
 ``(size, mtime_ns, inode)`` so a warm PRE does not even reread a 10,000-node
-DAG. Value: ``{node: (e_t, L′_t, max_{j∈C_t} L′_j)}`` and CR(W) (eq. 5 of the
+DAG. Value: ``{node: (e_t, L′_t, max_{j∈C_t} L′_j, earliest start)}`` and CR(W) (eq. 5 of the
 replication paper, computed by :mod:`condor_rlrep.criticality` on the first
 call), stored with :mod:`marshal` in ``<ctx>/cache/plan-<digest>/``: CR(W) and
 the byte range of each of ``BUCKETS`` buckets in ``meta.marshal``, the nodes,
@@ -41,7 +41,7 @@ __all__ = [
     "load_plan", "build_plan",
 ]
 
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 BUCKETS = 256
 
 
@@ -56,7 +56,8 @@ def bucket_of(name: str) -> int:
 
 class PlanCache:
     """What the PRE needs of one DAG version's :class:`~condor_rlrep.criticality.WorkflowPlan`:
-    CR(W) and per node ``(e_t, L′_t, max_{j∈C_t} L′_j)``.
+    CR(W) and per node ``(e_t, L′_t, max_{j∈C_t} L′_j, earliest start)`` (the
+    planned start offset from s(W): 0 for the nodes that start the workflow).
 
     ``directory`` set: nodes are read lazily, one bucket at a time, from
     ``nodes.marshal`` at the ``(offset, length)`` that ``offsets`` gives.
@@ -66,7 +67,7 @@ class PlanCache:
         self,
         key: str,
         critical_path_seconds: float,
-        nodes: dict[str, tuple[float, float, float]] | None = None,
+        nodes: dict[str, tuple[float, ...]] | None = None,
         directory: str | None = None,
         offsets: list[tuple[int, int]] | None = None,
     ):
@@ -75,26 +76,27 @@ class PlanCache:
         self._nodes = nodes
         self._directory = directory
         self._offsets = offsets
-        self._buckets: dict[int, dict[str, tuple[float, float, float]]] = {}
+        self._buckets: dict[int, dict[str, tuple[float, ...]]] = {}
 
     @classmethod
     def from_workflow_plan(cls, plan: Any, key: str = "") -> PlanCache:
         """The PRE's part of a :class:`~condor_rlrep.criticality.WorkflowPlan`."""
         data = plan.to_dict()
-        nodes = dict(zip(data["names"], zip(data["estimate"], data["remaining"], data["max_child_remaining"])))
+        nodes = dict(zip(data["names"], zip(data["estimate"], data["remaining"], data["max_child_remaining"],
+                                            data["earliest_start"])))
         return cls(key, float(data["critical_path_seconds"]), nodes)
 
     @property
-    def nodes(self) -> dict[str, tuple[float, float, float]]:
+    def nodes(self) -> dict[str, tuple[float, ...]]:
         """Every node (loads all buckets of a cached plan)."""
         if self._nodes is None:
-            merged: dict[str, tuple[float, float, float]] = {}
+            merged: dict[str, tuple[float, ...]] = {}
             for index in range(BUCKETS):
                 merged.update(self._bucket(index))
             self._nodes = merged
         return self._nodes
 
-    def _bucket(self, index: int) -> dict[str, tuple[float, float, float]]:
+    def _bucket(self, index: int) -> dict[str, tuple[float, ...]]:
         if index not in self._buckets:
             assert self._directory is not None and self._offsets is not None
             start, length = self._offsets[index]
@@ -109,7 +111,7 @@ class PlanCache:
                 self._buckets[index] = marshal.loads(data)
         return self._buckets[index]
 
-    def node(self, name: str) -> tuple[float, float, float]:
+    def node(self, name: str) -> tuple[float, ...]:
         table = self._nodes if self._nodes is not None else self._bucket(bucket_of(name))
         try:
             return tuple(table[name])  # type: ignore[return-value]
@@ -123,7 +125,7 @@ class PlanCache:
         :func:`~condor_rlrep.criticality.phi_double_prime`, the simulator's functions."""
         from condor_rlrep import criticality
 
-        estimate, remaining, max_child = self.node(name)
+        estimate, remaining, max_child = self.node(name)[:3]
         deadline = criticality.deadline(phi, self.critical_path_seconds, start)
         if mode == "balanced":
             return criticality.phi_prime(deadline, submit_time, remaining)
@@ -263,7 +265,7 @@ def _raise_recorded_failure(path: str, key: str) -> None:
 
 
 def _write(directory: str, plan: PlanCache, deps: Sequence[Sequence[Any]] = ()) -> None:
-    buckets: list[dict[str, tuple[float, float, float]]] = [{} for _ in range(BUCKETS)]
+    buckets: list[dict[str, tuple[float, ...]]] = [{} for _ in range(BUCKETS)]
     for name, values in plan.nodes.items():
         buckets[bucket_of(name)][name] = values
     tmp = f"{directory}.tmp-{os.getpid()}"

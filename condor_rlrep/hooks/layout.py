@@ -7,6 +7,8 @@
 * ``hooks.log``         – the per-DAG hook log (:mod:`.hooklog`)
 * ``nodes/<n>.sub``     – the node's submit file, rewritten by PRE each attempt
 * ``nodes/<n>.orig.sub``– an inline / SUBMIT-DESCRIPTION body, written out
+* ``nodes/<n>.vars.json``– the node's VARS (PRE expands file names with them)
+* ``replicable.txt``     – the nodes that run replicas, one per line (the reaper)
 * ``state/<n>.json``    – what PRE decided for the node's current attempt
 * ``run.json``          – the DAG run: s(W) and the DAGMan ids that shared it
 * ``cache/``            – graph + plan per DAG file content (:mod:`.cache`)
@@ -32,11 +34,14 @@ __all__ = [
     "node_submit_path",
     "node_original_path",
     "node_state_path",
+    "node_vars_path",
+    "REPLICABLE_FILE",
 ]
 
 CONTEXT_SUFFIX = ".rlrep"
 SETTINGS_FILE = "hooks.json"
-SETTINGS_VERSION = 1
+SETTINGS_VERSION = 2
+"""2: ``store`` is the absolute store resolved by instrument (never from the hook's environment)."""
 
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 
@@ -66,6 +71,13 @@ def node_original_path(context: str, node: str) -> str:
     return os.path.join(context, "nodes", node_file_stem(node) + ".orig.sub")
 
 
+def node_vars_path(context: str, node: str) -> str:
+    return os.path.join(context, "nodes", node_file_stem(node) + ".vars.json")
+
+
+REPLICABLE_FILE = "replicable.txt"
+
+
 def node_state_path(context: str, node: str) -> str:
     return os.path.join(context, "state", node_file_stem(node) + ".json")
 
@@ -82,10 +94,10 @@ class HookSettings:
         "dag": None,              # the instrumented DAG (absolute)
         "source_dag": None,       # the user's DAG it was made from
         "node_log": None,         # DAGMan's node log (default <dag>.nodes.log)
-        "store": None,            # agent store; None: $CONDOR_RLREP_STORE, else the default
+        "store": None,            # agent store resolved by instrument (absolute); None: the policy needs none
         "phi": 1.0,               # the user's contingency φ: deadline (1+φ)·CR(W) + s(W)
         "criticality": "balanced",  # φ′ ("balanced") or φ″ ("current")
-        "max_replicas": 10,       # R; also capped at 100 (TOLERANCE 99%)
+        "max_replicas": 3,        # replicas per node at most; also capped at 100 (TOLERANCE 99%)
         "policy": "agent",        # "agent" or "fixed:K"
         "estimates": None,        # sidecar estimates file (absolute)
         "default_estimate": None,
@@ -115,7 +127,10 @@ class HookSettings:
         if not isinstance(data, dict):
             raise ValueError(f"{path}: not a JSON object")
         if data.get("version") != SETTINGS_VERSION:
-            raise ValueError(f"{path}: settings version {data.get('version')!r}, expected {SETTINGS_VERSION}")
+            raise ValueError(
+                f"{path}: settings version {data.get('version')!r}, expected {SETTINGS_VERSION} "
+                "(written by another condor-rlrep: re-run instrument)"
+            )
         return cls(**data)
 
     def save(self, context: str) -> str:
@@ -136,16 +151,12 @@ class HookSettings:
         default = DEFAULT_ACTIVE_WATTS if self.power_default_watts is None else float(self.power_default_watts)
         return PowerTable(default_watts=default, hosts={str(k): float(v) for k, v in dict(self.power_hosts).items()})
 
-    def store_path(self, environ: Any = None) -> str:
-        """``store`` from the settings, else ``$CONDOR_RLREP_STORE``, else the default."""
-        if self.store:
-            return str(self.store)
-        env = os.environ if environ is None else environ
-        if env.get("CONDOR_RLREP_STORE"):
-            return str(env["CONDOR_RLREP_STORE"])
-        from condor_rlrep.agent.store import default_store_path
-
-        return os.fspath(default_store_path(env))
+    def store_path(self) -> str:
+        """The store instrument resolved. The hook's own environment is never
+        consulted: under DAGMan it is not the user's (DAGMAN.md §4.1)."""
+        if not self.store:
+            raise ValueError("hooks.json names no agent store (instrumented for a fixed policy?)")
+        return str(self.store)
 
     def fixed_replicas(self) -> int | None:
         """K of a ``fixed:K`` policy (``single`` = 1), else None (the agent decides)."""

@@ -72,6 +72,11 @@ def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -
             recorded = f"outcome NOT recorded: {describe(err)}"
 
     replicated = bool(state and state.get("mode") == "replicas" and int(state.get("replicas", 1)) > 1)
+    if replicated and history is not None and state is not None and state.get("files"):
+        try:
+            recorded += ("; " if recorded else "") + _promote(state, history)
+        except Exception as err:
+            recorded += ("; " if recorded else "") + f"replica files NOT promoted: {describe(err)}"
     message = f"exit {code} ({why})"
     if recorded:
         message += f"; {recorded}"
@@ -87,6 +92,24 @@ def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -
         code = exit_status(user_code)
     hooklog.line("POST", node, message)
     return code
+
+
+def _promote(state: dict[str, Any], history: Any) -> str:
+    """The kept replica's files take the user's names; the others' are deleted.
+    Kept: the winner; with no winner the first replica that failed (its
+    error output is what a single job would have left), else the lowest."""
+    from condor_rlrep.condor.replica_files import promote_winner
+
+    keep = history.winner
+    if keep is None:
+        failed = [inv.replica for inv in history.invocations if inv.ended_by == "failure"]
+        keep = failed[0] if failed else (min(history.procs) if history.procs else None)
+    procs = set(history.procs) | set(range(int(state.get("replicas", 1))))
+    promoted, removed, problems = promote_winner(list(state["files"]), history.cluster, keep, procs)
+    text = f"files of replica {keep} promoted ({promoted}), {removed} other replica file(s) removed"
+    if problems:
+        text += " (" + "; ".join(problems[:3]) + ")"
+    return text
 
 
 def _normalise(argv: list[str], positions: str | None, value: str) -> None:
@@ -201,33 +224,37 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
     from condor_rlrep.outcome import evaluate
 
     decision_id = state.get("decision_id")
+    # s_t is when the pool saw the cluster (its submit event), so that PRE,
+    # DAGMan's submit cycle and the hooks are not scored against the task;
+    # PRE's clock only when the log has no submit event for it.
+    submit_time = float(history.submit_time if history.submit_time is not None else state["submit_time"])
     outcome = evaluate(
         history.invocations,
-        submit_time=float(state["submit_time"]),
+        submit_time=submit_time,
         phi_prime=float(state["phi_prime"]),
         estimate=float(state["estimate"]),
         replicas=int(state["replicas"]),
         power=settings.power_table(),
     )
     summary = (
-        f"success={outcome.success} completed={outcome.completed} reward={outcome.reward:.4g} "
+        f"s_t={submit_time:.0f} success={outcome.success} completed={outcome.completed} reward={outcome.reward:.4g} "
         f"sigma={outcome.sigma:.4g} good={outcome.good_energy_j:.4g}J bad={outcome.bad_energy_j:.4g}J"
     )
     if decision_id is None:
         return summary + " (fixed policy: nothing to record)"
     from dataclasses import asdict
 
-    from condor_rlrep.agent.store import SqliteStore
+    from condor_rlrep.agent.location import open_store
     from condor_rlrep.hooks.pre import DEFAULT_STORE_TIMEOUT
 
-    store_path = settings.store_path(environ)
+    store_path = str(settings.store or "")
     try:
         timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
-        with SqliteStore(store_path, busy_timeout=timeout) as store:
+        with open_store(settings.store_path(), busy_timeout=timeout) as store:
             failure_reward = store.config.failure_reward
             if failure_reward != outcome.reward and not outcome.success:
                 outcome = evaluate(
-                    history.invocations, submit_time=float(state["submit_time"]),
+                    history.invocations, submit_time=submit_time,
                     phi_prime=float(state["phi_prime"]), estimate=float(state["estimate"]),
                     replicas=int(state["replicas"]), power=settings.power_table(), failure_reward=failure_reward,
                 )

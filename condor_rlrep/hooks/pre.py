@@ -103,7 +103,7 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         log_offset = 0
     state: dict[str, Any] = {
         "node": node, "retry": retry, "dagid": dagid, "run_id": run.run_id, "workflow_start": run.start,
-        "submit_time": now, "decision_id": None, "replicas": 1, "log_offset": log_offset,
+        "pre_time": now, "submit_time": now, "decision_id": None, "replicas": 1, "log_offset": log_offset,
     }
     statement = find_queue(text)
     if statement.kind != "single":
@@ -111,49 +111,93 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         write_atomic(out, text)
         what = f"queue {statement.arguments}" if statement.line_index is not None else "no queue statement"
         return f"retry={retry} passthrough ({what}): the user's job runs unchanged"
-    dagman_macros = {"JOB": node, "RETRY": str(retry or 0)}
+    dagman_macros = _node_macros(context, node, retry, dagid)
     validate_description(text, expected_procs=1, macros=dagman_macros)  # the user's own one must be valid first
 
     from condor_rlrep.hooks.cache import load_plan
 
     plan = load_plan(context, settings)
-    estimate = plan.node(node)[0]
-    phi = plan.criticality(node, phi=float(settings.phi), start=run.start, submit_time=now, mode=str(settings.criticality))
+    entry = plan.node(node)
+    estimate = entry[0]
+    # One start for the run: a node the plan starts with the workflow (its
+    # earliest start is 0) is, on its first attempt in the run's first DAGMan,
+    # submitted at s(W) — not a few ms later on the clock of whichever PRE
+    # ran second, which would move it across a φ′ bin boundary.
+    at_start = len(entry) > 3 and entry[3] == 0.0 and not retry and (not run.dagids or run.dagids[0] == dagid)
+    decided_at = run.start if at_start else now
+    phi = plan.criticality(node, phi=float(settings.phi), start=run.start, submit_time=decided_at,
+                           mode=str(settings.criticality))
     cap = min(int(settings.max_replicas), MAX_REPLICAS_BY_TOLERANCE)
+    if phi <= 0.0:
+        # No slack left: a replica runs as long as the task, so none can meet
+        # the task's deadline s_t + max(0, 1+φ′)·e_t; extra ones only waste.
+        cap, capped = 1, "phi'<=0: 1 replica"
+    else:
+        capped = ""
     fixed = settings.fixed_replicas()
     decision_id = None
     explored = False
     if fixed is not None:
-        replicas = fixed
+        replicas = max(1, min(fixed, cap))
+        chosen = "fixed" + (f", {capped}" if capped and fixed > 1 else "")
     else:
-        from condor_rlrep.agent.store import SqliteStore
+        from condor_rlrep.agent.location import open_store
 
         timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
-        with SqliteStore(settings.store_path(environ), busy_timeout=timeout) as store:
+        with open_store(settings.store_path(), busy_timeout=timeout) as store:
             decision = store.decide(
-                phi_prime=phi, timestamp=now, now=now,
+                phi_prime=phi, timestamp=decided_at, now=now, max_replicas=cap,
                 context={"dag": settings.dag, "node": node, "run": run.run_id, "retry": retry},
             )
         decision_id, replicas, explored = decision.decision_id, decision.replicas, decision.explored
-    chosen = "fixed" if fixed is not None else ("explore" if explored else "greedy")
-    if not 1 <= replicas <= cap:
-        chosen += f", {replicas} capped to {max(1, min(replicas, cap))} by max_replicas"
-        replicas = max(1, min(replicas, cap))
+        chosen = ("explore" if explored else "greedy") + (f", {capped}" if capped else "")
     tags = {
         "RlrepDagRun": run.run_id,
         "RlrepNode": node,
         "RlrepDecision": "" if decision_id is None else str(decision_id),
         "RlrepReplicas": replicas,
     }
-    body = replica_description(text, replicas=replicas, tags=tags)
+    files: list[str] = []
+    extra: list[str] = []
+    notes: list[str] = []
+    if replicas > 1:
+        from condor_rlrep.condor.replica_files import plan_replica_files
+
+        extra, files, notes = plan_replica_files(text, macros=dagman_macros, cwd=os.getcwd())
+    body = replica_description(text, replicas=replicas, tags=tags, extra_lines=extra)
     validate_description(body, expected_procs=replicas, macros=dagman_macros)
     write_node_state(
         node_state_path(context, node),
         {**state, "mode": "replicas", "decision_id": decision_id, "replicas": replicas, "phi_prime": phi,
-         "estimate": estimate, "criticality": settings.criticality, "dag_key": plan.key},
+         "decided_at": decided_at, "estimate": estimate, "criticality": settings.criticality,
+         "dag_key": plan.key, "files": files},
     )
     write_atomic(out, body)
-    return (
+    message = (
         f"retry={retry} a={replicas} ({chosen}) phi'={phi:.4g} e={estimate:g}s "
-        f"s(W)={run.start:.0f} decision={decision_id} run={run.run_id}"
+        f"s(W)={run.start:.3f} decision={decision_id} run={run.run_id}"
     )
+    if notes:
+        message += " [" + "; ".join(notes) + "]"
+    return message
+
+
+def _node_macros(context: str, node: str, retry: int | None, dagid: str | None) -> dict[str, str]:
+    """What DAGMan defines when it submits the node: ``JOB``, ``RETRY``,
+    ``DAGManJobId`` and the node's VARS (instrument wrote them out)."""
+    import json
+
+    from condor_rlrep.hooks.layout import node_vars_path
+
+    macros = {"JOB": node, "RETRY": str(retry or 0)}
+    if dagid is not None:
+        macros["DAGManJobId"] = dagid
+    try:
+        with open(node_vars_path(context, node), encoding="utf-8") as handle:
+            values = json.load(handle)
+    except FileNotFoundError:
+        return macros
+    if not isinstance(values, dict):
+        raise ValueError(f"{node_vars_path(context, node)}: not a JSON object")
+    macros.update({str(k): str(v) for k, v in values.items()})
+    return macros

@@ -84,10 +84,10 @@ def _flush_spool(context: str, settings: Any, hooklog: HookLog) -> None:
     if not os.path.isdir(os.path.join(context, "spool")) or not os.listdir(os.path.join(context, "spool")):
         return
     try:
-        from condor_rlrep.agent.store import SqliteStore
+        from condor_rlrep.agent.location import open_store
         from condor_rlrep.hooks.post import flush_spool
 
-        with SqliteStore(settings.store_path()) as store:
+        with open_store(settings.store_path()) as store:
             flushed = flush_spool(context, store)
         hooklog.line("REAPER", None, f"{flushed} spooled outcome(s) recorded in the store")
     except Exception as err:
