@@ -54,12 +54,53 @@ def test_reaps_losers_once_and_only_replica_clusters(tmp_path: Path) -> None:
     assert reaper.poll() == [10]
     action, spec, reason = schedd.calls[0]
     assert action == htcondor2.JobAction.Remove
-    assert spec == removal_constraint(10, 2) == "ClusterId == 10 && ProcId != 2 && RlrepReplicas > 1"
-    assert "node A" in reason
+    # only the procs still queued (proc 1 has ended), never a finished one
+    assert spec == removal_constraint(10, [0]) == (
+        "ClusterId == 10 && (ProcId == 0) && RlrepReplicas > 1 && JobStatus =!= 4 && JobStatus =!= 3"
+    )
+    assert reason is None  # with a reason HTCondor logs the removal as an eviction (code 1009)
     w.remove(10, 0, T0 + 8)
     w.terminate(10, 0, T0 + 8, exit_code=0)  # a late second success: already reaped
     assert reaper.poll() == [] and len(schedd.calls) == 1
     assert reaper.reaped == {10: 2}
+    assert reaper.done_nodes == {"A", "B"}
+    assert "1 replica cluster(s) seen, 1 with a winner: 1 reaped" in reaper.summary()
+
+
+def test_two_winners_in_one_poll_remove_nothing_that_ended(tmp_path: Path) -> None:
+    """Two replicas exiting 0 in the same second: neither is removed."""
+    log = tmp_path / "n.log"
+    w = EventLogWriter(log)
+    for proc in range(3):
+        w.submit(12, proc, T0, "A")
+        w.execute(12, proc, T0 + 1, "h")
+    w.terminate(12, 0, T0 + 5, exit_code=0)
+    w.terminate(12, 2, T0 + 5, exit_code=0)
+    schedd = FakeSchedd()
+    reaper = Reaper(log, schedd=schedd)
+    assert reaper.poll() == [12]
+    assert schedd.calls[0][1] == removal_constraint(12, [1])
+    w.terminate(12, 1, T0 + 5, exit_code=0)
+    assert reaper.poll() == [] and len(schedd.calls) == 1
+
+
+def test_summary_counts_only_what_was_removed(tmp_path: Path) -> None:
+    log = tmp_path / "n.log"
+    w = EventLogWriter(log)
+    for proc in range(2):
+        w.submit(13, proc, T0, "A")
+    w.terminate(13, 1, T0 + 2, exit_code=0)
+    w.terminate(13, 0, T0 + 2, exit_code=0)  # both ended before the reaper looked
+
+    class Nothing(FakeSchedd):
+        def act(self, action, job_spec, reason=None):
+            super().act(action, job_spec, reason)
+            return {"TotalSuccess": 0}
+
+    reaper = Reaper(log, schedd=Nothing())
+    reaper.poll()
+    assert reaper.reaped == {} and reaper.nothing_left == {13}
+    assert "0 reaped (0 proc(s) removed), 1 with nothing left" in reaper.summary()
 
 
 def test_schedd_failure_is_survived_and_retried_on_next_success(tmp_path: Path) -> None:
@@ -133,4 +174,27 @@ def test_restarted_reaper_leaves_finished_clusters_alone(tmp_path: Path) -> None
     w.remove(40, 2, T0 + 2, running=False)
     schedd = FakeSchedd()
     reaper = Reaper(log, schedd=schedd)
-    assert reaper.poll() == [] and schedd.calls == [] and 40 in reaper.reaped
+    assert reaper.poll() == [] and schedd.calls == [] and 40 in reaper.nothing_left
+
+
+def test_run_reaper_ends_by_itself_when_every_replicable_node_finished(tmp_path: Path) -> None:
+    context = _context(tmp_path)
+    (context / "replicable.txt").write_text("A\nB\n")
+    # a rescue DAG marks B done: only A is left to watch
+    (tmp_path / "w.dag.rescue001").write_text("# Rescue DAG\nDONE B\n")
+    w = EventLogWriter(tmp_path / "w.dag.nodes.log")
+    for proc in range(2):
+        w.submit(50, proc, T0, "A")
+    polls: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        polls.append(seconds)
+        if len(polls) == 2:
+            w.terminate(50, 0, T0 + 3, exit_code=0)
+        if len(polls) == 3:
+            w.remove(50, 1, T0 + 3, running=False)
+        assert len(polls) < 10, "the reaper should have ended"
+
+    assert run_reaper(["--ctx", str(context), "--interval", "0.2"], schedd=FakeSchedd(), sleep=sleep) == 0
+    assert len(polls) == 3
+    assert "all 1 replicable node(s) finished" in (context / "hooks.log").read_text()

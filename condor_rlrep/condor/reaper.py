@@ -1,39 +1,59 @@
 """The reaper: remove a node's surplus replicas once one of them has won.
 
 DAGMan has no first-wins mode: a node's cluster leaves the queue only when
-every proc has ended (DAGMAN.md §2.4). The reaper follows the DAG's node log
-and, when a proc of a cluster with several procs terminates with exit 0,
-removes the cluster's other procs through the schedd. The constraint names
-only replica clusters (``RlrepReplicas > 1``, set by PRE), so a user's own
-multi-proc job is never touched, whatever the log says.
+every proc has ended (DAGMAN.md §2.4), so the node ends only once every
+replica has. The reaper follows the DAG's node log and, as soon as a proc of
+a replica cluster terminates with exit 0, removes the procs of that cluster
+that are still in the queue.
+
+* Only procs that have not ended are named (their ids listed explicitly,
+  and ``JobStatus`` neither Completed nor Removed): removing a proc that has
+  just exited 0 gives it a second end event, which DAGMan logs as a
+  ``BAD EVENT``.
+* The constraint names only replica clusters (``RlrepReplicas > 1``, set by
+  PRE), so a user's own multi-proc job is never touched.
+* ``Schedd.act`` is called without a reason: with one, HTCondor logs the
+  removal of a running job as an eviction with code 1009 ("Claim
+  deactivated"); without, as ``condor_rm`` does, with code 1023.
 
 The schedd is the one seam tests replace: anything with
-``act(action, job_spec, reason=...)`` (:class:`ScheddLike`). The default is
-``htcondor2.Schedd()``, created on first use. The log is polled with
-``events(stop_after=0)`` (never blocking) on one ``JobEventLog`` object, which
-returns only newly completed events on each call.
+``act(action, job_spec, reason=...)`` (:class:`ScheddLike`); the default is
+``htcondor2.Schedd()``, created on first use. The log is read with one
+``JobEventLog`` whose ``events(stop_after=0)`` returns only newly completed
+events; a poll whose log has not grown costs one ``stat``.
+
+It also tracks which *nodes* are finished (a cluster of the node had a proc
+exit 0 and every proc left the queue, or DAGMan skipped the node), so that
+the SERVICE node can end by itself once every replicable node has: DAGMan
+then records a normal exit instead of removing a running job at the end of
+the DAG (which it logs as "unexpected job event" and "BAD EVENT").
 """
 
 from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 from condor_rlrep.condor.eventlog import ABORTED, SUBMIT, TERMINATED, node_name_of
 
-__all__ = ["ScheddLike", "Reaper", "removal_constraint"]
+__all__ = ["ScheddLike", "Reaper", "removal_constraint", "PRESKIP"]
 
+PRESKIP = 34
 
 
 class ScheddLike(Protocol):
     def act(self, action: Any, job_spec: Any, reason: str | None = None) -> Any: ...
 
 
-def removal_constraint(cluster: int, winner: int) -> str:
-    """Every other proc of replica cluster ``cluster`` (ClassAd expression)."""
-    return f"ClusterId == {int(cluster)} && ProcId != {int(winner)} && RlrepReplicas > 1"
+def removal_constraint(cluster: int, procs: Iterable[int]) -> str:
+    """The still-queued procs ``procs`` of replica cluster ``cluster`` (ClassAd)."""
+    listed = " || ".join(f"ProcId == {int(p)}" for p in sorted(set(procs)))
+    return (
+        f"ClusterId == {int(cluster)} && ({listed}) && RlrepReplicas > 1"
+        " && JobStatus =!= 4 && JobStatus =!= 3"
+    )
 
 
 class Reaper:
@@ -41,6 +61,7 @@ class Reaper:
 
     ``schedd``: a :class:`ScheddLike` (default: ``htcondor2.Schedd()``).
     ``on_line``: called with one line per action (the hook log).
+    ``clock``: for the reaction times it reports (tests pass a fake).
     """
 
     def __init__(
@@ -49,17 +70,27 @@ class Reaper:
         *,
         schedd: ScheddLike | None = None,
         on_line: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.time,
     ):
         self.log_path = os.fspath(log_path)
         self._schedd = schedd
         self._reader: Any = None
+        self._size = -1
         self._on_line = on_line or (lambda line: None)
+        self._clock = clock
         self.procs: dict[int, set[int]] = {}
         self.nodes: dict[int, str] = {}
         self.finished: dict[int, set[int]] = {}
+        self.winners: dict[int, int] = {}
+        """Cluster → first proc that exited 0 (every cluster seen, replicated or not)."""
         self.reaped: dict[int, int] = {}
-        """Cluster → winning proc, for clusters whose losers were removed."""
+        """Cluster → procs the schedd removed for us (> 0)."""
+        self.nothing_left: set[int] = set()
+        """Replica clusters whose other procs had all ended before we could act."""
+        self.done_nodes: set[str] = set()
+        """Nodes with a finished cluster that had a successful proc (or skipped by PRE_SKIP)."""
         self.errors = 0
+        self._retry: dict[int, int] = {}
 
     @property
     def schedd(self) -> ScheddLike:
@@ -70,25 +101,32 @@ class Reaper:
         return self._schedd
 
     def _events(self) -> list[Any]:
+        try:
+            size = os.stat(self.log_path).st_size
+        except OSError:
+            return []  # DAGMan has not written the node log yet
+        if size == self._size:
+            return []
         if self._reader is None:
-            if not os.path.isfile(self.log_path):
-                return []  # DAGMan has not written the node log yet
             import htcondor2
 
             self._reader = htcondor2.JobEventLog(self.log_path)
+        # Size before reading: an event completed after the stat makes the
+        # file grow again, so the next poll reads it.
+        self._size = size
         return list(self._reader.events(stop_after=0))
 
     def poll(self) -> list[int]:
-        """Read new events and reap; returns the clusters reaped by this call.
-
-        A winner whose siblings have all left the queue within the events
-        read so far needs no removal (this also keeps a restarted reaper from
-        acting on every old cluster of a long log).
-        """
-        winners: dict[int, int] = {}
+        """Read new events and reap; returns the clusters reaped by this call."""
+        fresh: dict[int, int] = {}
         for event in self._events():
             kind = int(event.type)
             cluster = int(event.cluster)
+            if kind == PRESKIP:
+                name = node_name_of(event)
+                if name is not None:
+                    self.done_nodes.add(name)
+                continue
             if cluster <= 0:
                 continue
             proc = int(event.proc)
@@ -100,64 +138,90 @@ class Reaper:
             elif kind in (TERMINATED, ABORTED):
                 self.finished.setdefault(cluster, set()).add(proc)
                 if kind == TERMINATED and event.get("TerminatedNormally") and event.get("ReturnValue") == 0:
-                    winners.setdefault(cluster, proc)
+                    if cluster not in self.winners:
+                        self.winners[cluster] = proc
+                        fresh[cluster] = proc
+                self._note_node_end(cluster)
         reaped = []
-        for cluster, winner in winners.items():
+        fresh.update(self._retry)
+        self._retry = {}
+        for cluster, winner in fresh.items():
             procs = self.procs.get(cluster, set())
-            if cluster in self.reaped or len(procs) < 2:
+            if len(procs) < 2:
                 continue
-            if procs <= self.finished.get(cluster, set()):
-                self.reaped[cluster] = winner  # nothing left to remove
+            left = procs - self.finished.get(cluster, set())
+            if not left:
+                self.nothing_left.add(cluster)
                 continue
-            if self._remove_losers(cluster, winner):
+            if self._remove(cluster, winner, left):
                 reaped.append(cluster)
         return reaped
 
-    def _remove_losers(self, cluster: int, winner: int) -> bool:
-        import_action = _remove_action()
+    def _note_node_end(self, cluster: int) -> None:
+        procs = self.procs.get(cluster)
+        if cluster in self.winners and procs and procs <= self.finished.get(cluster, set()):
+            name = self.nodes.get(cluster)
+            if name is not None:
+                self.done_nodes.add(name)
+
+    def _remove(self, cluster: int, winner: int, left: set[int]) -> bool:
         node = self.nodes.get(cluster, "?")
-        reason = f"condor-rlrep: replica {cluster}.{winner} of node {node} finished first"
+        seen = self._clock()
         try:
-            result = self.schedd.act(import_action, removal_constraint(cluster, winner), reason=reason)
-        except Exception as err:  # keep following the log; a later success may still be reaped
+            result = self.schedd.act(_remove_action(), removal_constraint(cluster, left))
+        except Exception as err:  # try again next poll; the node still ends when its replicas do
             self.errors += 1
-            self._on_line(f"node {node}: removing the other replicas of cluster {cluster} failed: {err}")
+            self._retry[cluster] = winner
+            self._on_line(f"node {node}: removing replicas {sorted(left)} of cluster {cluster} failed: {err}")
             return False
-        self.reaped[cluster] = winner
-        self._on_line(f"node {node}: replica {cluster}.{winner} won; removed the other replicas ({_count(result)})")
-        return True
+        removed = _count(result)
+        took = self._clock() - seen
+        if removed:
+            self.reaped[cluster] = removed
+        else:
+            self.nothing_left.add(cluster)
+        self._on_line(
+            f"node {node}: replica {cluster}.{winner} won; asked to remove {sorted(left)}: "
+            f"{removed if removed is not None else '?'} removed (schedd answered in {took:.3f}s)"
+        )
+        return bool(removed)
 
     def run(
         self,
         *,
-        interval: float = 5.0,
+        interval: float = 0.2,
         should_stop: Callable[[], bool] = lambda: False,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         """Poll until ``should_stop()``; one last poll after it says stop."""
         while True:
-            stopping = should_stop()
             try:
                 self.poll()
             except Exception as err:
                 self.errors += 1
                 self._on_line(f"reading {self.log_path} failed: {err}")
-            if stopping:
+            if should_stop():
                 return
             sleep(interval)
 
+    def summary(self) -> str:
+        replica_clusters = sum(1 for c, procs in self.procs.items() if len(procs) > 1)
+        won = sum(1 for c in self.winners if len(self.procs.get(c, ())) > 1)
+        return (
+            f"{replica_clusters} replica cluster(s) seen, {won} with a winner: {len(self.reaped)} reaped "
+            f"({sum(self.reaped.values())} proc(s) removed), {len(self.nothing_left)} with nothing left to "
+            f"remove; {self.errors} error(s)"
+        )
+
 
 def _remove_action() -> Any:
+    import htcondor2
+
+    return htcondor2.JobAction.Remove
+
+
+def _count(result: Any) -> int | None:
     try:
-        import htcondor2
-
-        return htcondor2.JobAction.Remove
-    except ImportError:  # pragma: no cover - the bindings are a dependency
-        return "Remove"
-
-
-def _count(result: Any) -> str:
-    try:
-        return f"{int(result['TotalSuccess'])} removed"
+        return int(result["TotalSuccess"])
     except Exception:
-        return "schedd answered"
+        return None

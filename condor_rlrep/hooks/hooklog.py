@@ -4,8 +4,8 @@
 one ``O_APPEND`` write, so concurrent hook processes never interleave within
 a line:
 
-    2026-12-02T11:07:45Z PRE A retry=0 a=3 phi=0.42 decision=17
-    2026-12-02T11:08:00Z POST A FAIL-OPEN cannot read node log: …; exit 0 ($RETURN)
+    2026-12-02T11:07:45.120Z PRE A retry=0 a=3 phi=0.42 decision=17
+    2026-12-02T11:08:00.031Z POST A FAIL-OPEN cannot read node log: …; exit 0 ($RETURN)
 """
 
 from __future__ import annotations
@@ -27,7 +27,9 @@ class HookLog:
         self.path = None if path is None else os.fspath(path)
 
     def line(self, hook: str, node: str | None, message: str, *, now: float | None = None) -> str:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() if now is None else now))
+        when = time.time() if now is None else now
+        # milliseconds: hook and reaper reaction times are read from this log
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(when)) + f".{int(when * 1000) % 1000:03d}Z"
         text = f"{stamp} {hook} {node or '-'} {' '.join(message.split())}\n"
         if self.path is not None:
             try:

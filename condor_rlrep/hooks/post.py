@@ -34,7 +34,7 @@ from condor_rlrep.hooks.chain import exit_status, run_user_script
 from condor_rlrep.hooks.failopen import describe, fallback_post_code
 from condor_rlrep.hooks.hooklog import HookLog
 
-__all__ = ["run_post", "flush_spool"]
+__all__ = ["run_post", "flush_spool", "close_orphaned"]
 
 
 def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -> int:
@@ -302,3 +302,30 @@ def flush_spool(context: str, store: Any) -> int:
         os.unlink(path)
         done += 1
     return done
+
+
+def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any]) -> str | None:
+    """Close a decision an earlier DAGMan left pending (``condor_rm`` of the
+    DAG: DAGMan removes the node's jobs and runs no POST). The outcome is
+    judged from the node log like any other — the removed replicas' run time
+    is charged, the task did not complete — so no decision stays pending for
+    ever. Returns what was done, or None when there was nothing to close."""
+    decision_id = state.get("decision_id")
+    if state.get("mode") != "replicas" or decision_id is None or not settings.store:
+        return None
+    from condor_rlrep.agent.location import open_store
+    from condor_rlrep.condor.eventlog import ClusterHistory, cluster_nodes, read_events, rebuild_cluster
+
+    with open_store(settings.store_path(), busy_timeout=float(getattr(settings, "store_timeout", 10.0))) as store:
+        if not store.decision(int(decision_id)).pending:
+            return None
+    path = settings.node_log_path()
+    offset = int(state.get("log_offset", 0) or 0)
+    events = read_events(path, offset=offset, scratch_dir=context) if os.path.exists(path) else []
+    # the node's last cluster after PRE's offset, ended or not (its procs were
+    # removed with the DAG); none at all if DAGMan was removed before submitting it
+    mine = [c for c, name in cluster_nodes(events).items() if name == node]
+    history = rebuild_cluster(events, mine[-1]) if mine else ClusterHistory(cluster=0)
+    return f"decision {decision_id} of DAGMan {state.get('dagid')} was left pending: " + _bookkeeping(
+        context, settings, state, history, None
+    )

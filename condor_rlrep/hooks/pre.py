@@ -105,6 +105,7 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         "node": node, "retry": retry, "dagid": dagid, "run_id": run.run_id, "workflow_start": run.start,
         "pre_time": now, "submit_time": now, "decision_id": None, "replicas": 1, "log_offset": log_offset,
     }
+    orphan = _close_orphaned(context, settings, node, dagid)
     statement = find_queue(text)
     if statement.kind != "single":
         write_node_state(node_state_path(context, node), {**state, "mode": "passthrough"})
@@ -179,7 +180,30 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     )
     if notes:
         message += " [" + "; ".join(notes) + "]"
+    if orphan:
+        message += f"; {orphan}"
     return message
+
+
+def _close_orphaned(context: str, settings: Any, node: str, dagid: str | None) -> str | None:
+    """A pending decision of this node from an earlier DAGMan (the DAG was
+    removed mid-run; this is its rescue) is closed before PRE replaces the
+    node's state. Problems are reported, never fatal."""
+    from condor_rlrep.hooks.layout import node_state_path
+    from condor_rlrep.hooks.runstate import read_node_state
+
+    try:
+        old = read_node_state(node_state_path(context, node))
+    except (OSError, ValueError):
+        return None
+    if old.get("decision_id") is None or dagid is None or str(old.get("dagid")) == dagid:
+        return None
+    try:
+        from condor_rlrep.hooks.post import close_orphaned
+
+        return close_orphaned(context, settings, node, old)
+    except Exception as err:
+        return f"could not close decision {old.get('decision_id')} left pending by DAGMan {old.get('dagid')}: {describe(err)}"
 
 
 def _node_macros(context: str, node: str, retry: int | None, dagid: str | None) -> dict[str, str]:

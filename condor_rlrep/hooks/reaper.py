@@ -1,17 +1,24 @@
-"""The reaper's SERVICE-node entry logic: follow the DAG's node log until the
-DAG is over, removing surplus replicas (:class:`condor_rlrep.condor.reaper.Reaper`).
+"""The reaper's SERVICE-node entry logic: follow the DAG's node log, removing
+surplus replicas (:class:`condor_rlrep.condor.reaper.Reaper`), until no
+replicable node is left to run.
 
 ``rlrep-reaper --ctx DIR [--log NODES.LOG] [--interval SECONDS] [--stop-file PATH]``
 
-It stops (after one last poll) when DAGMan removes the SERVICE node at the
-end of the DAG (SIGTERM), on SIGINT, when the stop file (default
-``<ctx>/reaper.stop``) appears, or when DAGMan writes the DAG's ``.metrics``
-file (it does so as it exits).
+It ends by itself, exit 0, as soon as every node that runs replicas
+(``<ctx>/replicable.txt``, less the nodes a rescue DAG marks DONE) has
+finished with a successful replica: DAGMan then sees the SERVICE node exit
+normally before the DAG ends, and its log stays clean (it logs "unexpected
+job event" / "BAD EVENT" when it has to remove a running SERVICE node at the
+end). It also stops on SIGTERM (DAGMan removing it: the DAG failed or was
+removed), SIGINT, when the stop file (default ``<ctx>/reaper.stop``)
+appears, or when DAGMan writes the DAG's ``.metrics`` file (it does so as it
+exits).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import time
 from collections.abc import Sequence
@@ -20,7 +27,37 @@ from typing import Any
 from condor_rlrep.hooks.argv import parse_hook_argv
 from condor_rlrep.hooks.hooklog import HookLog
 
-__all__ = ["run_reaper"]
+__all__ = ["run_reaper", "nodes_to_watch"]
+
+_RESCUE = re.compile(r"\.rescue(\d{3})\Z")
+
+
+def nodes_to_watch(context: str, dag: str | None) -> set[str] | None:
+    """Replicable nodes this DAGMan will run: instrument's list less the DONE
+    nodes of the newest rescue DAG (DAGMan runs that one). None: unknown."""
+    from condor_rlrep.hooks.layout import REPLICABLE_FILE
+
+    try:
+        with open(os.path.join(context, REPLICABLE_FILE), encoding="utf-8") as handle:
+            nodes = {line.strip() for line in handle if line.strip()}
+    except OSError:
+        return None
+    if dag:
+        directory, base = os.path.split(dag)
+        try:
+            rescues = sorted(n for n in os.listdir(directory or ".") if n.startswith(base) and _RESCUE.search(n[len(base):]))
+        except OSError:
+            rescues = []
+        if rescues:
+            try:
+                with open(os.path.join(directory, rescues[-1]), encoding="utf-8", errors="replace") as handle:
+                    for line in handle:
+                        parts = line.split()
+                        if len(parts) >= 2 and parts[0].upper() == "DONE":
+                            nodes.discard(parts[1])
+            except OSError:
+                pass
+    return nodes
 
 
 def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sleep) -> int:
@@ -44,44 +81,53 @@ def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sle
         hooklog.line("REAPER", None, "no node log to follow (--ctx or --log needed); exiting")
         return 0
     stop_file = args.text("stop-file") or (os.path.join(context, "reaper.stop") if context else None)
-    interval = float(args.text("interval") or 5.0)
+    try:
+        interval = float(args.text("interval") or 0.2)
+    except ValueError:
+        interval = 0.2
+    watch = nodes_to_watch(context, dag) if context else None
     started = time.time()
-    stop = {"signal": None}
+    why = {"stop": ""}
 
     def on_signal(signum: int, frame: Any) -> None:
-        stop["signal"] = signum
+        why["stop"] = f"signal {signum}"
 
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, on_signal)
 
+    reaper = Reaper(log_path, schedd=schedd, on_line=lambda line: hooklog.line("REAPER", None, line))
+
     def should_stop() -> bool:
-        if stop["signal"] is not None:
+        if why["stop"]:
+            return True
+        if watch is not None and watch <= reaper.done_nodes:
+            why["stop"] = f"all {len(watch)} replicable node(s) finished"
             return True
         if stop_file and os.path.exists(stop_file):
+            why["stop"] = "stop file"
             return True
         if dag is not None:
             try:
-                return os.stat(dag + ".metrics").st_mtime >= started
+                if os.stat(dag + ".metrics").st_mtime >= started:
+                    why["stop"] = "DAGMan wrote its metrics (DAG over)"
+                    return True
             except OSError:
-                return False
+                pass
         return False
 
-    reaper = Reaper(log_path, schedd=schedd, on_line=lambda line: hooklog.line("REAPER", None, line))
-    hooklog.line("REAPER", None, f"following {log_path} every {interval:g}s")
+    watching = "every node" if watch is None else f"{len(watch)} replicable node(s)"
+    hooklog.line("REAPER", None, f"following {log_path} every {interval:g}s until {watching} finished")
     reaper.run(interval=interval, should_stop=should_stop, sleep=sleep)
     if settings is not None and context is not None:
         _flush_spool(context, settings, hooklog)
-    hooklog.line(
-        "REAPER", None,
-        f"stopped ({'signal ' + str(stop['signal']) if stop['signal'] else 'DAG done or stop file'}); "
-        f"{len(reaper.reaped)} cluster(s) reaped, {reaper.errors} error(s)",
-    )
+    hooklog.line("REAPER", None, f"stopped ({why['stop']}); {reaper.summary()}")
     return 0
 
 
 def _flush_spool(context: str, settings: Any, hooklog: HookLog) -> None:
     """Outcomes a POST could not store (store locked) go in at the DAG's end."""
-    if not os.path.isdir(os.path.join(context, "spool")) or not os.listdir(os.path.join(context, "spool")):
+    spool = os.path.join(context, "spool")
+    if not settings.store or not os.path.isdir(spool) or not os.listdir(spool):
         return
     try:
         from condor_rlrep.agent.location import open_store
