@@ -1,12 +1,15 @@
-"""Session fixtures shared by test modules: a throw-away PostgreSQL server."""
+"""Session fixtures shared by test modules: a throw-away PostgreSQL server
+and the real HTCondor pool."""
 
 from __future__ import annotations
 
 import itertools
+import shutil
 
 import pytest
 
 from _pgcluster import Cluster, ClusterUnavailable, start_cluster
+from _pool import Pool, PoolUnavailable, start_pool
 
 _databases = itertools.count(1)
 
@@ -31,3 +34,18 @@ def pg_cluster() -> Cluster:
 def pg_url(pg_cluster: Cluster) -> str:
     """A fresh, empty database owned by the unprivileged role; its socket URL."""
     return pg_cluster.create_database(f"rlrep_{next(_databases)}")
+
+
+@pytest.fixture(scope="session")
+def pool() -> Pool:
+    """A personal HTCondor 25.14 pool with this checkout installed in it
+    (``../shared/htcondor``); skips, with the reason, when there is none."""
+    try:
+        started = start_pool()
+    except PoolUnavailable as err:
+        pytest.skip(f"no HTCondor pool: {err}")
+    try:
+        yield started
+    finally:
+        started.stop()
+        shutil.rmtree(started.base, ignore_errors=True)
