@@ -106,6 +106,7 @@ class Pool:
         if path.exists():
             shutil.rmtree(path)
         path.mkdir(parents=True)
+        self.own(path)
         return path
 
     def submit_dag(self, dag: Path, *args: str) -> int:

@@ -4,6 +4,7 @@ and the real HTCondor pool."""
 from __future__ import annotations
 
 import itertools
+import os
 import shutil
 
 import pytest
@@ -48,4 +49,7 @@ def pool() -> Pool:
         yield started
     finally:
         started.stop()
-        shutil.rmtree(started.base, ignore_errors=True)
+        if os.environ.get("RLREP_KEEP_POOL"):  # for a look at the logs afterwards
+            print(f"pool files kept in {started.base}")
+        else:
+            shutil.rmtree(started.base, ignore_errors=True)

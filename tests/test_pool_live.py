@@ -29,7 +29,8 @@ BAD_DAGMAN_LINES = re.compile(r"BAD EVENT|unexpected job event|Warning for node|
 def decisions(store: Path) -> list[dict]:
     with sqlite3.connect(store) as conn:
         conn.row_factory = sqlite3.Row
-        rows = conn.execute("SELECT id, action, phi_prime, context, reward, outcome FROM decisions ORDER BY id").fetchall()
+        rows = conn.execute("SELECT id, action, phi_prime, estimate, context, reward, outcome FROM decisions"
+                            " ORDER BY id").fetchall()
     out = []
     for row in rows:
         item = dict(row)
@@ -40,6 +41,8 @@ def decisions(store: Path) -> list[dict]:
 
 
 def node_clusters(dag: Path) -> dict[str, list[int]]:
+    if not Path(str(dag) + ".nodes.log").exists():
+        return {}
     events = read_events(str(dag) + ".nodes.log")
     clusters: dict[str, list[int]] = {}
     for cluster, name in cluster_nodes(events).items():
@@ -105,3 +108,273 @@ def test_figure1_runs_to_the_end_with_every_node_decided_and_recorded_once(pool:
     names = sorted(p.name for p in work.iterdir() if p.suffix in (".out", ".err") or ".rlrep-" in p.name)
     assert not [n for n in names if ".rlrep-" in n]
     assert len([n for n in names if n.endswith(".out")]) == 8
+
+
+# -- surplus replicas, per-replica files, evictions and removals ------------
+
+REPLICA_JOB = """#!/bin/sh
+# replica $1 of the node (its ProcId): proc 0 is quick, the others are slow
+echo "replica $1 starts" >> result.txt
+echo "replica $1 says hello"
+echo "replica $1 complains" >&2
+if [ "$1" = 0 ]; then sleep "${2:-2}"; else sleep 90; fi
+echo "replica $1 done"
+"""
+
+
+def replica_dag(pool: Pool, name: str, *, fast: int = 2) -> Path:
+    work = pool.workdir(name)
+    write(work / "job.sh", REPLICA_JOB, 0o755)
+    # A returns a declared file through file transfer; B runs in place and writes stdout/stderr
+    write(work / "a.sub", f"executable = job.sh\narguments = $(ProcId) {fast}\noutput = A.out\nerror = A.err\n"
+          "log = a.log\nshould_transfer_files = YES\nwhen_to_transfer_output = ON_EXIT\n"
+          "transfer_output_files = result.txt\nrequest_memory = 32MB\nrequest_disk = 1MB\nqueue\n")
+    write(work / "b.sub", f"executable = job.sh\narguments = $(ProcId) {fast}\noutput = $(JOB).$(Cluster).out\n"
+          "error = $(JOB).$(Cluster).err\nlog = b.log\nrequest_memory = 32MB\nrequest_disk = 1MB\nqueue\n")
+    write(work / "w.dag", 'JOB A a.sub\nJOB B b.sub\nVARS ALL_NODES rlrep_estimate="30"\n')
+    pool.own(work)
+    return work
+
+
+def dagman_time(line: str) -> float:
+    stamp = re.match(r"(\d\d/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?)", line).group(1)
+    fmt = "%m/%d/%y %H:%M:%S.%f" if "." in stamp else "%m/%d/%y %H:%M:%S"
+    from datetime import datetime
+
+    return datetime.strptime(stamp, fmt).timestamp()
+
+
+def test_surplus_replicas_are_removed_when_one_exits_0_and_files_are_the_winners(pool: Pool) -> None:
+    work = replica_dag(pool, "surplus")
+    out = pool.rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--policy", "fixed:3", cwd=work)
+    assert "agent store: none" in out
+    dag = work / "run" / "w.rlrep.dag"
+    pool.submit_dag(dag)
+    assert pool.wait_dag(dag, timeout=240) == 0
+    events = read_events(str(dag) + ".nodes.log")
+    text = dagman_out(dag)
+    for node, cluster in ((n, c) for c, n in cluster_nodes(events).items() if n in "AB"):
+        history = rebuild_cluster(events, cluster)
+        assert history.procs == {0, 1, 2} and history.winner == 0
+        ends = {inv.replica: inv.ended_by for inv in history.invocations}
+        assert ends == {0: "success", 1: "removed", 2: "removed"}, ends
+        assert history.evictions == 0
+        # removed as condor_rm removes (code 1023), never as an eviction, and only once each
+        evicts = [e for e in events if e.cluster == cluster and int(e.type) == EVICTED]
+        assert sorted(e.proc for e in evicts) == [1, 2] and {e.get("ReasonCode") for e in evicts} == {1023}
+        assert len([e for e in events if e.cluster == cluster and int(e.type) in (TERMINATED, ABORTED)]) == 3
+        # the node ends within about a second of its winner (event times are whole seconds)
+        won = [e for e in events if e.cluster == cluster and int(e.type) == TERMINATED][0]
+        left = [line for line in text.splitlines() if f"Node {node} job(s) have exited the queue" in line]
+        assert left and dagman_time(left[0]) - won.timestamp < 3.0, (left, won.timestamp)
+    log = "\n".join(hooks_log(dag))
+    assert re.search(r"REAPER - node A: replica \d+\.0 won; asked to remove \[1, 2\]: 2 removed", log)
+    assert "evictions=0 removed=2" in log
+    assert "2 reaped (4 proc(s) removed)" in log
+    # each replica wrote its own files; the winner's carry the user's names, the rest are gone
+    assert (work / "A.out").read_text() == "replica 0 says hello\nreplica 0 done\n"
+    assert (work / "A.err").read_text() == "replica 0 complains\n"
+    assert (work / "result.txt").read_text() == "replica 0 starts\n"  # returned by file transfer
+    (b_out,) = work.glob("B.*.out")
+    assert b_out.read_text() == "replica 0 says hello\nreplica 0 done\n"
+    assert not list(work.glob("*.rlrep-*"))
+    assert clean_dagman_out(dag) == []
+
+
+def condor_q(pool: Pool, cluster: int) -> dict[int, int]:
+    out = pool.check(["condor_q", str(cluster), "-af", "ProcId", "JobStatus"], cwd=pool.work)
+    return {int(p): int(s) for p, s in (line.split() for line in out.splitlines() if line.strip())}
+
+
+def test_vacate_and_rm_of_replicas_are_counted_and_the_node_still_succeeds(pool: Pool) -> None:
+    work = replica_dag(pool, "vacate", fast=25)
+    write(work / "w.dag", 'JOB A b.sub\nVARS A rlrep_estimate="30"\n')
+    pool.rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--policy", "fixed:3", cwd=work)
+    dag = work / "run" / "w.rlrep.dag"
+    pool.submit_dag(dag)
+    cluster = pool.wait_for(lambda: next(iter(node_clusters(dag).get("A", [])), None), 60, "A's cluster")
+    pool.wait_for(lambda: list(condor_q(pool, cluster).values()) == [2, 2, 2], 60, "three running replicas")
+    pool.check(["condor_vacate_job", f"{cluster}.1"], cwd=work)
+    pool.check(["condor_rm", f"{cluster}.2"], cwd=work)
+    assert pool.wait_dag(dag, timeout=240) == 0
+    history = rebuild_cluster(read_events(str(dag) + ".nodes.log"), cluster)
+    assert history.evictions == 1 and history.winner == 0
+    ends = sorted((inv.replica, inv.ended_by) for inv in history.invocations)
+    assert ends == [(0, "success"), (1, "evicted"), (1, "removed"), (2, "removed")], ends
+    post = [line for line in hooks_log(dag) if " POST A " in line]
+    assert len(post) == 1 and "exit 0" in post[0] and "evictions=1 removed=2" in post[0]
+
+
+# -- a trained agent, failures, rescue --------------------------------------
+
+def trained_store(pool: Pool, path: Path, prefer: int, max_replicas: int) -> Path:
+    """A store whose agent prefers ``prefer`` replicas in every state, as if trained."""
+    from condor_rlrep.agent.bandit import Agent
+    from condor_rlrep.agent.config import AgentConfig
+
+    agent = Agent(AgentConfig(max_replicas=max_replicas, schedule="fixed", epsilon_low=0.0), rng=0)
+    for state in range(agent.n_states):
+        agent.learn(state, prefer, 1.0)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    agent.save_to_store(str(path))
+    pool.own(path.parent)
+    return path
+
+
+FAILING_JOB = """#!/bin/sh
+echo "replica $1"
+if [ -e fail ]; then exit 3; fi
+sleep 1
+"""
+
+
+def test_all_replicas_fail_then_the_rescue_continues_the_run(pool: Pool) -> None:
+    work = pool.workdir("rescue")
+    write(work / "job.sh", FAILING_JOB, 0o755)
+    write(work / "fail", "")
+    write(work / "j.sub", "executable = job.sh\narguments = $(ProcId)\noutput = $(JOB).out\nerror = $(JOB).err\n"
+          "log = j.log\nrequest_memory = 32MB\nrequest_disk = 1MB\nqueue\n")
+    write(work / "w.dag", 'JOB A j.sub\nJOB B j.sub\nPARENT A CHILD B\nVARS ALL_NODES rlrep_estimate="20"\n')
+    store = trained_store(pool, work / "state" / "agent.sqlite", prefer=2, max_replicas=2)
+    pool.own(work)
+    out = pool.rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--store", str(store), "--phi", "9",
+                     "--max-replicas", "2", cwd=work)
+    assert f"agent store: {store} (existing)" in out
+    dag = work / "run" / "w.rlrep.dag"
+    first = pool.submit_dag(dag)
+    assert pool.wait_dag(dag, timeout=240) == 1
+    assert Path(str(dag) + ".rescue001").exists()
+    rows = decisions(store)
+    assert [(r["context"]["node"], r["action"], r["reward"]) for r in rows] == [("A", 2, -5.0)]
+    assert rows[0]["outcome"]["completed"] is False
+    post = [line for line in hooks_log(dag) if " POST A " in line]
+    assert "exit 3 (no replica succeeded; first failure 3)" in post[0]
+    assert "A failed with status 3" in dagman_out(dag) or "failed with status 3" in dagman_out(dag)
+    run = json.loads((Path(str(dag) + ".rlrep") / "run.json").read_text())
+    assert run["dagids"] == [str(first)]
+
+    (work / "fail").unlink()  # fix the job, resubmit: DAGMan runs the rescue DAG
+    second = pool.submit_dag(dag)
+    assert pool.wait_dag(dag, timeout=240, after=1) == 0
+    again = json.loads((Path(str(dag) + ".rlrep") / "run.json").read_text())
+    assert again["start"] == run["start"] and again["dagids"] == [str(first), str(second)]
+    rows = decisions(store)
+    assert [r["context"]["node"] for r in rows] == ["A", "A", "B"]  # once per execution
+    assert all(r["reward"] is not None for r in rows)
+    assert rows[1]["outcome"]["completed"] and rows[2]["outcome"]["completed"]
+
+
+def test_condor_rm_of_the_dag_leaves_no_decision_pending_and_the_rescue_continues(pool: Pool) -> None:
+    work = pool.workdir("dagrm")
+    write(work / "job.sh", '#!/bin/sh\nsleep "$(cat seconds)"\n', 0o755)
+    write(work / "seconds", "60\n")
+    write(work / "j.sub", "executable = job.sh\noutput = $(JOB).out\nerror = $(JOB).err\nlog = j.log\n"
+          "request_memory = 32MB\nrequest_disk = 1MB\nqueue\n")
+    write(work / "w.dag", 'JOB A j.sub\nJOB B j.sub\nPARENT A CHILD B\nVARS ALL_NODES rlrep_estimate="60"\n')
+    store = trained_store(pool, work / "state" / "agent.sqlite", prefer=2, max_replicas=2)
+    pool.own(work)
+    pool.rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--store", str(store), "--phi", "9", cwd=work)
+    dag = work / "run" / "w.rlrep.dag"
+    dagman = pool.submit_dag(dag)
+    cluster = pool.wait_for(lambda: next(iter(node_clusters(dag).get("A", [])), None), 60, "A's cluster")
+    pool.wait_for(lambda: list(condor_q(pool, cluster).values()) == [2, 2], 60, "A's replicas running")
+    time.sleep(2)
+    pool.check(["condor_rm", str(dagman)], cwd=work)
+    pool.wait_dag(dag, timeout=120)
+    # DAGMan ran no POST; the reaper, removed with the DAG, closed the decision
+    (row,) = decisions(store)
+    assert row["reward"] == row["estimate"] and row["outcome"]["closed"].startswith("removed with the DAG")
+    write(work / "seconds", "1\n")
+    pool.own(work)
+    pool.submit_dag(dag)
+    assert pool.wait_dag(dag, timeout=240, after=1) == 0
+    rows = decisions(store)
+    assert [r["context"]["node"] for r in rows] == ["A", "A", "B"]
+    assert all(r["reward"] is not None for r in rows)  # nothing pending for ever
+    removed = rows[0]["outcome"]
+    # closed by the reaper as DAGMan removed it: what ran is charged, the estimate is left alone
+    assert removed["completed"] is False and removed["bad_energy_j"] > 0
+    assert removed["closed"].startswith("removed with the DAG") and removed["reward"] == rows[0]["reward"]
+    assert any("closed as removed" in line and " REAPER A " in line for line in hooks_log(dag))
+
+
+# -- fail-open on the pool ---------------------------------------------------
+
+def test_store_locked_then_unreadable_mid_run_nodes_run_unmodified_and_the_dag_succeeds(pool: Pool) -> None:
+    work = pool.workdir("failopen")
+    write(work / "j.sub", "executable = /bin/sleep\narguments = 3\noutput = $(JOB).out\nlog = j.log\n"
+          "request_memory = 32MB\nrequest_disk = 1MB\nqueue\n")
+    write(work / "w.dag", 'JOB A j.sub\nJOB B j.sub\nJOB C j.sub\nPARENT A CHILD B\nPARENT B CHILD C\n'
+          'VARS ALL_NODES rlrep_estimate="3"\n')
+    write(work / "rlrep.toml", "store_timeout = 1.0\n")
+    store = work / "state" / "agent.sqlite"
+    pool.own(work)
+    pool.rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--store", str(store), "--config", "rlrep.toml",
+               "--phi", "9", cwd=work)
+    dag = work / "run" / "w.rlrep.dag"
+    pool.submit_dag(dag)
+    pool.wait_for(lambda: any(" PRE A " in line for line in hooks_log(dag)), 60, "A's PRE")
+    lock = sqlite3.connect(store, timeout=30)
+    lock.execute("BEGIN EXCLUSIVE")  # another process holds the store: A's POST and B's PRE wait 1 s, then fail open
+    try:
+        pool.wait_for(lambda: any(" PRE B " in line for line in hooks_log(dag)), 90, "B's PRE")
+    finally:
+        lock.rollback()
+        lock.close()
+    store.chmod(0o000)  # and now unreadable for the pool user
+    try:
+        pool.wait_for(lambda: any(" PRE C " in line for line in hooks_log(dag)), 90, "C's PRE")
+    finally:
+        store.chmod(0o600)
+    assert pool.wait_dag(dag, timeout=240) == 0
+    log = hooks_log(dag)
+    post_a = [line for line in log if " POST A " in line][0]
+    assert "exit 0" in post_a and "spooled" in post_a
+    pre_b = [line for line in log if " PRE B " in line][0]
+    assert "FAIL-OPEN" in pre_b and "locked" in pre_b and "running the user's job unchanged" in pre_b
+    pre_c = [line for line in log if " PRE C " in line][0]
+    assert "FAIL-OPEN" in pre_c and "running the user's job unchanged" in pre_c
+    nodes = Path(str(dag) + ".rlrep") / "nodes"
+    assert (nodes / "C.sub").read_text() == (work / "j.sub").read_text()  # the unmodified job ran
+    assert "spooled outcome(s) recorded" in "\n".join(log) or "flushed" in "\n".join(log)
+    assert [r["reward"] is not None for r in decisions(store)] == [True]  # A's outcome was not lost
+
+
+def test_instrument_refuses_a_store_the_pool_user_cannot_write(pool: Pool) -> None:
+    work = figure1(pool, "refuse", 4)
+    store = work / "theirs" / "agent.sqlite"
+    from condor_rlrep.agent.store import SqliteStore
+
+    store.parent.mkdir()
+    SqliteStore.create(store).close()
+    store.parent.chmod(0o755)
+    store.chmod(0o644)  # readable, not writable: SQLite could not even write its -wal
+    if pool.user == "condorpool":  # as root: the directory stays root's, 0755
+        done = pool.run([str(pool.venv / "bin" / "condor-rlrep"), "instrument", "figure1.dag", "-o", "run/f.dag",
+                         "--store", str(store)], cwd=work)
+        assert done.returncode != 0
+        assert "agent store unusable" in done.stderr and str(store) in done.stderr
+        assert not (work / "run" / "f.dag").exists()
+    else:
+        pytest.skip("the pool runs as this user, who owns the store")
+
+
+# -- Montage --------------------------------------------------------------------
+
+def test_exported_montage_instrumented_runs_to_the_end(pool: Pool) -> None:
+    dax = REPO.parent / "shared" / "data" / "dax" / "Montage_25.xml"
+    if not dax.exists():
+        pytest.skip(f"{dax} not available")
+    work = pool.workdir("montage")
+    pool.rlrep("export", str(dax), "-o", str(work / "m"), "--time-scale", "0.25", cwd=work)
+    pool.rlrep("instrument", "m/Montage_25.dag", "-o", "run/m.rlrep.dag", "--phi", "2",
+               "--store", str(work / "agent.sqlite"), cwd=work)
+    dag = work / "run" / "m.rlrep.dag"
+    pool.submit_dag(dag)
+    assert pool.wait_dag(dag, timeout=420) == 0
+    rows = decisions(work / "agent.sqlite")
+    assert len(rows) == 25 and len({r["context"]["node"] for r in rows}) == 25
+    assert all(r["reward"] is not None for r in rows)
+    assert "FAIL-OPEN" not in "\n".join(hooks_log(dag))
+    assert clean_dagman_out(dag) == []
+    assert not list((work / "m").rglob("*.rlrep-*"))

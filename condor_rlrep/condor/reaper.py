@@ -89,6 +89,7 @@ class Reaper:
         """Replica clusters whose other procs had all ended before we could act."""
         self.done_nodes: set[str] = set()
         """Nodes with a finished cluster that had a successful proc (or skipped by PRE_SKIP)."""
+        self.aborted: dict[int, set[int]] = {}
         self.errors = 0
         self._retry: dict[int, int] = {}
 
@@ -137,6 +138,8 @@ class Reaper:
                     self.nodes.setdefault(cluster, name)
             elif kind in (TERMINATED, ABORTED):
                 self.finished.setdefault(cluster, set()).add(proc)
+                if kind == ABORTED:
+                    self.aborted.setdefault(cluster, set()).add(proc)
                 if kind == TERMINATED and event.get("TerminatedNormally") and event.get("ReturnValue") == 0:
                     if cluster not in self.winners:
                         self.winners[cluster] = proc

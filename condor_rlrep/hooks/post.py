@@ -236,8 +236,10 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
         replicas=int(state["replicas"]),
         power=settings.power_table(),
     )
+    removed = sum(1 for inv in history.invocations if inv.ended_by == "removed")
     summary = (
-        f"s_t={submit_time:.0f} success={outcome.success} completed={outcome.completed} reward={outcome.reward:.4g} "
+        f"s_t={submit_time:.0f} replicas={int(state['replicas'])} evictions={history.evictions} removed={removed} "
+        f"success={outcome.success} completed={outcome.completed} reward={outcome.reward:.4g} "
         f"sigma={outcome.sigma:.4g} good={outcome.good_energy_j:.4g}J bad={outcome.bad_energy_j:.4g}J"
     )
     if decision_id is None:
@@ -305,27 +307,47 @@ def flush_spool(context: str, store: Any) -> int:
 
 
 def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any]) -> str | None:
-    """Close a decision an earlier DAGMan left pending (``condor_rm`` of the
-    DAG: DAGMan removes the node's jobs and runs no POST). The outcome is
-    judged from the node log like any other — the removed replicas' run time
-    is charged, the task did not complete — so no decision stays pending for
-    ever. Returns what was done, or None when there was nothing to close."""
+    """Close a decision that DAGMan left pending: the DAG was removed
+    (``condor_rm`` of the DAGMan job), so DAGMan removed the node's jobs and
+    ran no POST. Returns what was done, or None when there was nothing to close.
+
+    The outcome is judged from the node log like any other (the removed
+    replicas' run time is charged as bad energy; the task did not complete),
+    but the reward recorded is the agent's own estimate at decision time, so
+    the estimates stay as they were: the user cut the task short, the
+    replica count did not fail. When the node log no longer holds the
+    cluster (DAGMan starts a new one for the rescue), nothing can be charged.
+    """
     decision_id = state.get("decision_id")
     if state.get("mode") != "replicas" or decision_id is None or not settings.store:
         return None
+    from dataclasses import asdict
+
     from condor_rlrep.agent.location import open_store
     from condor_rlrep.condor.eventlog import ClusterHistory, cluster_nodes, read_events, rebuild_cluster
+    from condor_rlrep.outcome import evaluate
 
-    with open_store(settings.store_path(), busy_timeout=float(getattr(settings, "store_timeout", 10.0))) as store:
-        if not store.decision(int(decision_id)).pending:
-            return None
     path = settings.node_log_path()
     offset = int(state.get("log_offset", 0) or 0)
-    events = read_events(path, offset=offset, scratch_dir=context) if os.path.exists(path) else []
-    # the node's last cluster after PRE's offset, ended or not (its procs were
-    # removed with the DAG); none at all if DAGMan was removed before submitting it
+    try:
+        size = os.path.getsize(path)
+    except OSError:
+        size = -1
+    events = read_events(path, offset=offset, scratch_dir=context) if size >= offset else []
+    # the node's last cluster after PRE's offset; none if DAGMan was removed before submitting it
     mine = [c for c, name in cluster_nodes(events).items() if name == node]
     history = rebuild_cluster(events, mine[-1]) if mine else ClusterHistory(cluster=0)
-    return f"decision {decision_id} of DAGMan {state.get('dagid')} was left pending: " + _bookkeeping(
-        context, settings, state, history, None
-    )
+    submit_time = float(history.submit_time if history.submit_time is not None else state["submit_time"])
+    outcome = evaluate(history.invocations, submit_time=submit_time, phi_prime=float(state["phi_prime"]),
+                       estimate=float(state["estimate"]), replicas=int(state["replicas"]),
+                       power=settings.power_table())
+    timeout = float(getattr(settings, "store_timeout", 10.0))
+    with open_store(settings.store_path(), busy_timeout=timeout) as store:
+        record = store.decision(int(decision_id))
+        if not record.pending:
+            return None
+        document = {**asdict(outcome), "reward": record.estimate, "closed": "removed with the DAG; no POST ran"}
+        store.record(int(decision_id), record.estimate, document)
+    where = f"cluster {history.cluster}" if mine else "no cluster in the node log"
+    return (f"decision {decision_id} of DAGMan {state.get('dagid')} closed as removed ({where}; "
+            f"bad={outcome.bad_energy_j:.4g}J charged; reward = its estimate {record.estimate:.4g})")

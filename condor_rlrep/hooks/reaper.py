@@ -119,9 +119,41 @@ def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sle
     hooklog.line("REAPER", None, f"following {log_path} every {interval:g}s until {watching} finished")
     reaper.run(interval=interval, should_stop=should_stop, sleep=sleep)
     if settings is not None and context is not None:
+        if why["stop"].startswith("signal"):
+            _close_removed(context, settings, reaper, hooklog, sleep)
         _flush_spool(context, settings, hooklog)
     hooklog.line("REAPER", None, f"stopped ({why['stop']}); {reaper.summary()}")
     return 0
+
+
+def _close_removed(context: str, settings: Any, reaper: Any, hooklog: HookLog, sleep: Any, grace: float = 5.0) -> None:
+    """DAGMan removes every job when the DAG is removed, and runs no POST:
+    close the decisions of clusters that were aborted without a winner, so
+    that none stays pending (the rescue's PRE would close it too, but DAGMan
+    starts a new node log then, and what ran could no longer be charged)."""
+    deadline = time.time() + grace
+    while time.time() < deadline:  # give the schedd time to log the aborts
+        reaper.poll()
+        if all(procs <= reaper.finished.get(c, set()) for c, procs in reaper.procs.items()):
+            break
+        sleep(0.2)
+    latest: dict[str, int] = {}
+    for cluster, node in reaper.nodes.items():
+        latest[node] = max(cluster, latest.get(node, 0))
+    from condor_rlrep.hooks.layout import node_state_path
+    from condor_rlrep.hooks.post import close_orphaned
+    from condor_rlrep.hooks.runstate import read_node_state
+
+    for node, cluster in sorted(latest.items()):
+        if cluster in reaper.winners or not reaper.aborted.get(cluster):
+            continue
+        try:
+            state = read_node_state(node_state_path(context, node))
+            message = close_orphaned(context, settings, node, state)
+        except Exception as err:
+            message = f"decision of node {node} left pending: {err}"
+        if message:
+            hooklog.line("REAPER", node, message)
 
 
 def _flush_spool(context: str, settings: Any, hooklog: HookLog) -> None:
