@@ -36,7 +36,7 @@ import os
 import shutil
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from condor_rlrep.dag.model import Node, Script, Workflow
@@ -77,7 +77,9 @@ class InstrumentOptions:
     (:func:`condor_rlrep.agent.location.resolve_store`), resolved once here."""
     estimates: str | None = None
     default_estimate: float | None = None
-    max_replicas: int = LIVE_MAX_REPLICAS
+    max_replicas: int | None = None
+    """At most this many replicas a node; None: K for ``fixed:K``, else
+    :data:`LIVE_MAX_REPLICAS`."""
     policy: str = "agent"
     """``agent`` (the store's strategy), a strategy name for a new store
     (``epsilon-greedy``, ``ucb1``, ``thompson``), ``single`` or ``fixed:K``."""
@@ -110,6 +112,8 @@ class InstrumentResult:
     config: str | None
     hooks: dict[str, str]
     store_created: bool = False
+    store_note: str = ""
+    """How the store was found: created now / existing (what it holds)."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -209,6 +213,9 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     hook_policy = _hook_policy(opts.policy)
     if not (isinstance(opts.phi, (int, float)) and -1.0 < opts.phi < float("inf")):
         raise InputError(f"the contingency phi must be a finite number > -1, got {opts.phi!r}")
+    fixed = _fixed_replicas(hook_policy)
+    if opts.max_replicas is None:
+        opts = replace(opts, max_replicas=fixed or LIVE_MAX_REPLICAS)
     if not 1 <= opts.max_replicas <= 100:
         raise InputError(f"--max-replicas must be within 1..100 (TOLERANCE 99% covers a <= 100), got {opts.max_replicas}")
     if opts.criticality not in ("balanced", "current"):
@@ -218,8 +225,10 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         raise InputError(f"tolerance must be 'node' or 'config', got {tolerance!r}")
     if tolerance == "node" and opts.dagman_version < TOLERANCE_SINCE:
         raise InputError("TOLERANCE needs HTCondor >= 25.14; use the CONFIG knob (--no-tolerance)")
+    if fixed is not None and fixed > opts.max_replicas:
+        raise InputError(f"--policy {opts.policy} asks for more replicas than --max-replicas {opts.max_replicas}; "
+                         f"pass --max-replicas {fixed} to run {fixed}")
     hooks = hook_executables(opts.hooks_bin)
-    store_path, store_created = _prepare_store(opts)  # before writing anything: a bad store writes nothing
     workflow = read_dag(src)
     src_dir = os.path.dirname(src)
     context = context_dir_for(dst)
@@ -229,6 +238,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     estimates_path = os.path.abspath(opts.estimates) if opts.estimates else None
     _check_estimates(workflow, estimates_path, opts.default_estimate)
     _absolute_model_paths(workflow)
+    store_path, store_created, store_note = _prepare_store(opts)  # the last check before writing: a bad store writes nothing
     for sub in ("nodes", "state", "cache", "spool"):
         os.makedirs(os.path.join(context, sub), exist_ok=True)
 
@@ -283,7 +293,8 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
 
     spliced = any("+" in name for name in workflow.nodes)
     config_path = _config(workflow, src_dir, context, tolerance, opts.max_replicas, spliced, opts.dagman_scan_interval)
-    _add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval)
+    if fixed != 1:  # one replica per node: no surplus to remove, no decision to close
+        _add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval)
     write_dag(workflow, dst, allow_any_node_name_characters=spliced)
     write_atomic(os.path.join(context, REPLICABLE_FILE), "".join(f"{name}\n" for name in replicated))
 
@@ -300,7 +311,12 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
 
     load_plan(context, settings)  # parse once now: the first PRE finds the cache warm
     warnings = []
-    if in_place and opts.max_replicas > 1:
+    if os.geteuid() == 0:
+        warnings.append(
+            "instrumented as root: HTCondor runs DAGMan, its hooks and the jobs as the submitting user, never "
+            f"root, so that user must be able to write {context}" + (f" and {store_path}" if store_path else "")
+        )
+    if in_place and (fixed or opts.max_replicas) > 1:
         shown = ", ".join(in_place[:5]) + (f" and {len(in_place) - 5} more" if len(in_place) > 5 else "")
         warnings.append(
             f"{len(in_place)} node(s) run their replicas in place on a shared filesystem (no "
@@ -310,7 +326,16 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
             "job write a fresh name and rename it when done, or use --max-replicas 1."
         )
     return InstrumentResult(dst, context, replicated, passed, store_path, config_path, hooks,
-                            store_created=store_created, warnings=warnings)
+                            store_created=store_created, store_note=store_note, warnings=warnings)
+
+
+def _fixed_replicas(hook_policy: str) -> int | None:
+    """K of ``fixed:K`` (``single``: 1), None for the agent."""
+    if hook_policy == "single":
+        return 1
+    if hook_policy.startswith("fixed:"):
+        return int(hook_policy.split(":", 1)[1])
+    return None
 
 
 def _hook_policy(policy: str) -> str:
@@ -475,23 +500,23 @@ def _add_reaper(workflow: Workflow, executable: str, context: str, interval: flo
     workflow.nodes[name] = Node(name=name, kind="SERVICE", submit=submit, directory=context)
 
 
-def _prepare_store(opts: InstrumentOptions) -> tuple[str | None, bool]:
-    """The store the hooks will use (absolute) and whether it was created now.
+def _prepare_store(opts: InstrumentOptions) -> tuple[str | None, bool, str]:
+    """The store the hooks will use (absolute), whether it was created now,
+    and a line about it for the user.
 
     Fixed policies record nothing: no store unless one is named. An agent
     policy resolves ``--store`` > ``$CONDOR_RLREP_STORE`` > the default once,
     creates a missing store with the live defaults, and refuses one this user
     cannot write (the hooks run as the user who submits the DAG).
     """
-    from condor_rlrep.agent.location import create_store, resolve_store, store_exists, unwritable_reason
+    from condor_rlrep.agent.location import create_store, open_store, resolve_store, store_exists, unwritable_reason
+    from condor_rlrep.errors import StoreError
 
-    fixed = opts.policy == "single" or opts.policy.startswith("fixed:")
-    if fixed and not opts.store:
-        return None, False
+    if _fixed_replicas(_hook_policy(opts.policy)) is not None:
+        if not opts.store:
+            return None, False, "none (a fixed policy records nothing)"
+        return resolve_store(opts.store, opts.environ), False, "named, unused (a fixed policy records nothing)"
     path = resolve_store(opts.store, opts.environ)
-    if fixed:
-        return path, False
-    created = False
     problem = unwritable_reason(path)
     if problem is not None:
         raise InputError(f"agent store unusable: {problem}; the hooks run as the user who submits the DAG", path=path)
@@ -504,16 +529,17 @@ def _prepare_store(opts: InstrumentOptions) -> tuple[str | None, bool]:
         config = AgentConfig(max_replicas=opts.max_replicas, strategy=strategy,  # type: ignore[arg-type]
                              epsilon_high=LIVE_EPSILON_HIGH)
         create_store(path, config).close()
-        created = True
-    else:
-        from condor_rlrep.agent.location import open_store
-        from condor_rlrep.errors import StoreError
-
-        try:
-            open_store(path).close()
-        except StoreError as err:
-            raise InputError(f"agent store unusable: {err}", path=path) from err
-    return path, created
+        return path, True, (f"created now ({strategy}, 1..{opts.max_replicas} replicas, "
+                            f"epsilon {LIVE_EPSILON_HIGH:g} then {config.epsilon_low:g})")
+    try:
+        with open_store(path) as store:
+            config, stats = store.config, store.stats()
+    except StoreError as err:
+        raise InputError(f"agent store unusable: {err}", path=path) from err
+    note = f"existing ({config.strategy}, {stats.rewards_seen} reward(s) learnt, {stats.pending} pending"
+    if config.max_replicas > opts.max_replicas:
+        note += f"; trained for 1..{config.max_replicas} replicas, capped at {opts.max_replicas} per node"
+    return path, False, note + ")"
 
 
 def _vars_of(node: Node) -> dict[str, str]:

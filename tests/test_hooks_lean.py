@@ -35,8 +35,11 @@ def test_warm_hooks_import_no_heavy_modules(tmp_path: Path) -> None:
     instrument(FIGURE1, out, InstrumentOptions(store=str(tmp_path / "s.sqlite")))  # builds the cache
     argv, cwd = script_argv(out, "A", "PRE")
     pre_modules = _imported(substitute(argv, {"$JOB": "A", **pre_macros()}), cwd)
-    assert "condor_rlrep.agent.store" in pre_modules and "htcondor2" in pre_modules
-    assert "condor_rlrep.criticality" in pre_modules
+    assert "condor_rlrep.agent.store" in pre_modules and "condor_rlrep.criticality" in pre_modules
+    # one replica (a fresh store's greedy choice): the user's description plus
+    # tags, no submit parser to load (htcondor2 is half of a PRE's CPU)
+    assert "a=1 " in (Path(str(out) + ".rlrep") / "hooks.log").read_text()
+    assert "htcondor2" not in pre_modules and "classad2" not in pre_modules
     w = EventLogWriter(str(out) + ".nodes.log")
     w.submit(5, 0, 1e9, "A")
     w.execute(5, 0, 1e9 + 1, "h")
@@ -47,3 +50,12 @@ def test_warm_hooks_import_no_heavy_modules(tmp_path: Path) -> None:
     for modules in (pre_modules, post_modules):
         heavy = {m for m in modules if m.split(".")[0] in FORBIDDEN or m in FORBIDDEN}
         assert not heavy, heavy
+
+
+def test_a_replicated_pre_checks_its_description_with_htcondor2(tmp_path: Path) -> None:
+    out = tmp_path / "o" / "fig.dag"
+    instrument(FIGURE1, out, InstrumentOptions(policy="fixed:2"))
+    argv, cwd = script_argv(out, "A", "PRE")
+    modules = _imported(substitute(argv, {"$JOB": "A", **pre_macros()}), cwd)
+    assert "a=2 (fixed)" in (Path(str(out) + ".rlrep") / "hooks.log").read_text()
+    assert "htcondor2" in modules and "condor_rlrep.agent.store" not in modules

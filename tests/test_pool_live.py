@@ -378,3 +378,51 @@ def test_exported_montage_instrumented_runs_to_the_end(pool: Pool) -> None:
     assert "FAIL-OPEN" not in "\n".join(hooks_log(dag))
     assert clean_dagman_out(dag) == []
     assert not list((work / "m").rglob("*.rlrep-*"))
+
+
+# -- a sweep fanned out over the pool -----------------------------------------------
+
+SWEEP = """
+[experiment]
+name = "pool-tiny"
+figures = ["fig2a", "fig3a"]
+
+[trace]
+preset = "newcastle-2010"
+days = 2
+seed = 7
+
+[base]
+workflows = ["figure1"]
+fraction = 0.2
+seed = 3
+
+[grid]
+phi = [0.2, 1.0]
+policy = ["single", "rl:2"]
+"""
+
+
+@pytest.mark.xfail(strict=False,
+                   reason="sweep --backend condor names its submit files by relative path, so condor_submit_dag "
+                          "works only from the DAG's directory; the fix is the sim helper's (condor_rlrep/sweep/), "
+                          "not on main yet: drop this mark when it lands")
+def test_sweep_on_the_pool_equals_the_local_sweep_and_submits_from_anywhere(pool: Pool) -> None:
+    work = pool.workdir("sweep")
+    write(work / "tiny.toml", SWEEP)
+    pool.own(work)
+    out = pool.rlrep("sweep", "tiny.toml", "--backend", "condor", "--out", str(work / "pool"), cwd=work)
+    command = re.search(r"submit it with: (.+)", out).group(1).split()
+    assert command[0] == "condor_submit_dag"
+    elsewhere = pool.workdir("elsewhere")  # the printed command, run from another directory
+    done = pool.run(command, cwd=elsewhere)
+    assert done.returncode == 0, done.stdout + done.stderr
+    dag = Path(command[-1])
+    assert pool.wait_dag(dag, timeout=480) == 0
+    pool.rlrep("sweep", "tiny.toml", "--out", str(work / "local"), cwd=work)
+    results = {}
+    for side in ("pool", "local"):
+        results[side] = {p.name: json.loads(p.read_text()) for p in sorted((work / side / "runs").glob("*.json"))}
+    assert len(results["pool"]) == 4 and results["pool"] == results["local"]
+    for name in ("report.md", "report.html"):
+        assert (work / "pool" / name).read_text() == (work / "local" / name).read_text()

@@ -198,3 +198,17 @@ def test_run_reaper_ends_by_itself_when_every_replicable_node_finished(tmp_path:
     assert run_reaper(["--ctx", str(context), "--interval", "0.2"], schedd=FakeSchedd(), sleep=sleep) == 0
     assert len(polls) == 3
     assert "all 1 replicable node(s) finished" in (context / "hooks.log").read_text()
+
+
+def test_a_loser_ending_with_the_winner_is_not_removed(tmp_path: Path) -> None:
+    """Its terminate event lands while the reaper settles: it is left alone."""
+    log = tmp_path / "n.log"
+    w = EventLogWriter(log)
+    for proc in range(3):
+        w.submit(14, proc, T0, "A")
+        w.execute(14, proc, T0 + 1, "h")
+    w.terminate(14, 0, T0 + 5, exit_code=0)
+    schedd = FakeSchedd()
+    reaper = Reaper(log, schedd=schedd, sleep=lambda s: w.terminate(14, 1, T0 + 5, exit_code=0))
+    assert reaper.poll() == [14]
+    assert schedd.calls[0][1] == removal_constraint(14, [2])

@@ -8,7 +8,9 @@ result into the instrumented run, because DAGMan passes its scripts only a
 short environment: a hook never resolves a store from its own environment.
 
 A store *spec* is a file path today; other backends (a server database
-URL) plug in here, so callers never look at the spec themselves.
+URL) plug in here, so callers never look at the spec themselves. A spec
+with a URL scheme (``scheme://…``) is kept exactly as given: only file paths
+are made absolute and checked for writability.
 """
 
 from __future__ import annotations
@@ -20,7 +22,10 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from condor_rlrep.agent.interface import AgentStore
 
-__all__ = ["STORE_ENV", "resolve_store", "open_store", "create_store", "store_exists", "describe_store", "unwritable_reason"]
+__all__ = [
+    "STORE_ENV", "resolve_store", "is_url", "open_store", "create_store", "store_exists", "describe_store",
+    "unwritable_reason",
+]
 
 STORE_ENV = "CONDOR_RLREP_STORE"
 
@@ -36,7 +41,15 @@ def resolve_store(flag: str | os.PathLike[str] | None, environ: Mapping[str, str
     else:
         data_home = env.get("XDG_DATA_HOME") or os.path.join(_home(env), ".local", "share")
         spec = os.path.join(data_home, "condor-rlrep", "agent.sqlite")
+    if is_url(spec):
+        return spec
     return os.path.abspath(os.path.expanduser(spec))
+
+
+def is_url(spec: str) -> bool:
+    """``scheme://…`` (a server store), as opposed to a file path."""
+    scheme, sep, _ = spec.partition("://")
+    return bool(sep) and scheme[:1].isalpha() and scheme.isascii() and all(c.isalnum() or c in "+-." for c in scheme)
 
 
 def _home(env: Mapping[str, str]) -> str:
@@ -74,7 +87,10 @@ def unwritable_reason(spec: str) -> str | None:
 
     SQLite in WAL mode writes ``-wal``/``-shm`` files beside the store, so its
     directory must be writable too (a store that does not exist yet needs
-    the nearest existing parent directory to be)."""
+    the nearest existing parent directory to be). A URL: None (its server
+    answers for itself when the store is opened)."""
+    if is_url(spec):
+        return None
     if os.path.exists(spec):
         if not os.access(spec, os.R_OK | os.W_OK):
             return f"{spec} is not readable and writable by this user"

@@ -41,9 +41,9 @@ def instrument(dag: str, out: str, config_file: str | None, no_tolerance: bool, 
     for node, why in result.passed_through.items():
         click.echo(f"  {node}: left as is ({why})")
     if result.store is None:
-        click.echo("  agent store: none (a fixed policy records nothing)")
+        click.echo(f"  agent store: {result.store_note}")
     else:
-        click.echo(f"  agent store: {result.store} ({'created now' if result.store_created else 'existing'})")
+        click.echo(f"  agent store: {result.store} {result.store_note}")
     if result.config:
         click.echo(f"  CONFIG {result.config}")
     for warning in result.warnings:

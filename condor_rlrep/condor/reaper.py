@@ -71,6 +71,8 @@ class Reaper:
         schedd: ScheddLike | None = None,
         on_line: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
+        settle: float = 0.1,
+        sleep: Callable[[float], None] = time.sleep,
     ):
         self.log_path = os.fspath(log_path)
         self._schedd = schedd
@@ -78,6 +80,8 @@ class Reaper:
         self._size = -1
         self._on_line = on_line or (lambda line: None)
         self._clock = clock
+        self.settle = settle
+        self._sleep = sleep
         self.procs: dict[int, set[int]] = {}
         self.nodes: dict[int, str] = {}
         self.finished: dict[int, set[int]] = {}
@@ -118,9 +122,38 @@ class Reaper:
         return list(self._reader.events(stop_after=0))
 
     def poll(self) -> list[int]:
-        """Read new events and reap; returns the clusters reaped by this call."""
+        """Read new events and reap; returns the clusters reaped by this call.
+
+        Before removing, the reaper waits ``settle`` seconds and reads the
+        log once more: a replica that exits in the same instant as the
+        winner writes its terminate event before the schedd marks it
+        Completed, and removing it then would give it a second end event.
+        """
+        fresh = self._consume(self._events())
+        fresh.update(self._retry)
+        self._retry = {}
+        reaped = []
+        if any(len(self.procs.get(c, ())) > 1 for c in fresh):
+            if self.settle > 0:
+                self._sleep(self.settle)
+            self._size = -1  # read whatever has been written since, whatever the size says
+            self._consume(self._events())
+        for cluster, winner in fresh.items():
+            procs = self.procs.get(cluster, set())
+            if len(procs) < 2:
+                continue
+            left = procs - self.finished.get(cluster, set())
+            if not left:
+                self.nothing_left.add(cluster)
+                continue
+            if self._remove(cluster, winner, left):
+                reaped.append(cluster)
+        return reaped
+
+    def _consume(self, events: list[Any]) -> dict[int, int]:
+        """Fold events into what is known; the clusters that got their first winner."""
         fresh: dict[int, int] = {}
-        for event in self._events():
+        for event in events:
             kind = int(event.type)
             cluster = int(event.cluster)
             if kind == PRESKIP:
@@ -145,20 +178,7 @@ class Reaper:
                         self.winners[cluster] = proc
                         fresh[cluster] = proc
                 self._note_node_end(cluster)
-        reaped = []
-        fresh.update(self._retry)
-        self._retry = {}
-        for cluster, winner in fresh.items():
-            procs = self.procs.get(cluster, set())
-            if len(procs) < 2:
-                continue
-            left = procs - self.finished.get(cluster, set())
-            if not left:
-                self.nothing_left.add(cluster)
-                continue
-            if self._remove(cluster, winner, left):
-                reaped.append(cluster)
-        return reaped
+        return fresh
 
     def _note_node_end(self, cluster: int) -> None:
         procs = self.procs.get(cluster)

@@ -57,20 +57,38 @@ def run_pre(argv: Sequence[str], *, now: float | None = None, environ: Mapping[s
             hooklog.line("PRE", node, f"user PRE {args.user_argv[0]} exited {code}: passing it to DAGMan")
             return exit_status(code)
     submit, out = args.options.get("submit"), args.options.get("out")
+    decided: dict[str, Any] = {}
     try:
         if context is None or node is None:
             raise ValueError("hook argv lacks --ctx or --node/$JOB")
-        message = _pre(args, context, node, now if now is not None else time.time(), environ)
+        message = _pre(args, context, node, now if now is not None else time.time(), environ, decided)
     except Exception as err:  # fail open on anything: the node must run as without us
         why = describe(err)
         if args.problems:
             why += " [" + "; ".join(args.problems) + "]"
         _forget_state(context, node)
+        if decided:
+            why += "; " + _close_undone(context, decided, why)
         return fail_open_pre(submit, out, node, hooklog, why)
     if args.problems:
         message += " [" + "; ".join(args.problems) + "]"
     hooklog.line("PRE", node, message)
     return 0
+
+
+def _close_undone(context: str | None, decided: dict[str, Any], why: str) -> str:
+    """Close a decision whose replicas will not run (PRE failed after the
+    agent chose): its reward is the agent's own estimate, so nothing is
+    learnt from it, and no decision is left pending for ever."""
+    from condor_rlrep.agent.location import open_store
+
+    decision_id = decided["decision_id"]
+    try:
+        with open_store(decided["store"], busy_timeout=decided["timeout"]) as store:
+            store.record(decision_id, decided["estimate"], {"closed": f"not run: PRE failed open ({why})"})
+    except Exception as err:
+        return f"decision {decision_id} left pending ({describe(err)})"
+    return f"decision {decision_id} closed unrun (reward = its estimate)"
 
 
 def _forget_state(context: str | None, node: str | None) -> None:
@@ -84,9 +102,12 @@ def _forget_state(context: str | None, node: str | None) -> None:
         pass
 
 
-def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[str, str] | None) -> str:
+def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[str, str] | None,
+         decided: dict[str, Any]) -> str:
+    """The hook's work; ``decided`` receives the agent's decision as soon as
+    there is one (so that a failure after it can close it)."""
     from condor_rlrep.atomic import write_atomic
-    from condor_rlrep.condor.submit import find_queue, replica_description, validate_description
+    from condor_rlrep.condor.submit import find_queue, replica_description
     from condor_rlrep.hooks.layout import HookSettings, node_state_path
     from condor_rlrep.hooks.runstate import workflow_start, write_node_state
 
@@ -112,8 +133,6 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         write_atomic(out, text)
         what = f"queue {statement.arguments}" if statement.line_index is not None else "no queue statement"
         return f"retry={retry} passthrough ({what}): the user's job runs unchanged"
-    dagman_macros = _node_macros(context, node, retry, dagid)
-    validate_description(text, expected_procs=1, macros=dagman_macros)  # the user's own one must be valid first
 
     from condor_rlrep.hooks.cache import load_plan
 
@@ -129,19 +148,20 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     phi = plan.criticality(node, phi=float(settings.phi), start=run.start, submit_time=decided_at,
                            mode=str(settings.criticality))
     cap = min(int(settings.max_replicas), MAX_REPLICAS_BY_TOLERANCE)
-    if phi <= 0.0:
-        # No slack left: a replica runs as long as the task, so none can meet
-        # the task's deadline s_t + max(0, 1+φ′)·e_t; extra ones only waste.
-        cap, capped = 1, "phi'<=0: 1 replica"
-    else:
-        capped = ""
     fixed = settings.fixed_replicas()
     decision_id = None
     explored = False
-    if fixed is not None:
-        replicas = max(1, min(fixed, cap))
-        chosen = "fixed" + (f", {capped}" if capped and fixed > 1 else "")
+    if fixed is not None:  # asked for: exactly K (instrument checked K <= max_replicas)
+        replicas = max(1, min(fixed, MAX_REPLICAS_BY_TOLERANCE))
+        chosen = "fixed"
     else:
+        capped = ""
+        if phi <= 0.0:
+            # No slack left: a replica runs as long as the task, so none can
+            # meet the task's deadline s_t + max(0, 1+φ′)·e_t; extra ones only
+            # waste. The agent still logs (and learns from) its one replica.
+            cap, capped = 1, ", phi'<=0: 1 replica"
+
         from condor_rlrep.agent.location import open_store
 
         timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
@@ -150,8 +170,10 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
                 phi_prime=phi, timestamp=decided_at, now=now, max_replicas=cap,
                 context={"dag": settings.dag, "node": node, "run": run.run_id, "retry": retry},
             )
+        decided.update(decision_id=decision.decision_id, estimate=decision.estimate, store=settings.store_path(),
+                       timeout=timeout)
         decision_id, replicas, explored = decision.decision_id, decision.replicas, decision.explored
-        chosen = ("explore" if explored else "greedy") + (f", {capped}" if capped else "")
+        chosen = ("explore" if explored else "greedy") + capped
     tags = {
         "RlrepDagRun": run.run_id,
         "RlrepNode": node,
@@ -162,11 +184,20 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     extra: list[str] = []
     notes: list[str] = []
     if replicas > 1:
+        # Several procs and new file names: checked with the real submit
+        # parser (htcondor2.Submit), the user's description first. One
+        # replica is the user's description plus four attribute lines, which
+        # DAGMan's submit judges exactly as it would the user's alone: no
+        # parser needed (importing htcondor2 is half of a PRE's CPU).
         from condor_rlrep.condor.replica_files import plan_replica_files
+        from condor_rlrep.condor.submit import validate_description
 
+        dagman_macros = _node_macros(context, node, retry, dagid)
+        validate_description(text, expected_procs=1, macros=dagman_macros)
         extra, files, notes = plan_replica_files(text, macros=dagman_macros, cwd=os.getcwd())
     body = replica_description(text, replicas=replicas, tags=tags, extra_lines=extra)
-    validate_description(body, expected_procs=replicas, macros=dagman_macros)
+    if replicas > 1:
+        validate_description(body, expected_procs=replicas, macros=dagman_macros)
     write_node_state(
         node_state_path(context, node),
         {**state, "mode": "replicas", "decision_id": decision_id, "replicas": replicas, "phi_prime": phi,
