@@ -2,12 +2,20 @@
 
 Anchor: the user's own DAG run by the same condor_dagman on the same
 personal HTCondor 25.14 pool (``../shared/htcondor``) *at the same time*.
-Each round submits, per workflow, two pairs one after the other: the plain
-DAG together with its copy instrumented with ``--policy fixed:1`` (the
-hooks' cost alone: one replica, no store), then the plain DAG together with
-its copy instrumented with the default policy (a fresh store: what a new
-user gets); a pair's makespans (DAGMan's ``.metrics`` start → end) give one
-ratio. Then a reaper scenario measures how fast surplus replicas go.
+Each round runs, per workflow, three pairs one after the other, each the
+plain DAG together with (both DAGMan jobs submitted held and released by one
+``condor_release``, the order alternating between rounds):
+
+* its copy instrumented with ``--policy fixed:1`` (the hooks' cost alone:
+  one replica, no store);
+* its copy instrumented with the default policy (a fresh store: what a new
+  user gets);
+* the anchor: the plain DAG with a PRE and a POST script on every job node
+  that only ``import htcondor2`` — what any Python hook costs a DAG (DAGMan
+  acts on a POST's end only at its next node-log scan).
+
+A pair's makespans (DAGMan's ``.metrics`` start → end) give one ratio. Then
+a reaper scenario measures how fast surplus replicas go.
 
 Reported (issue 10, "Measure"):
 
@@ -52,7 +60,12 @@ from _pool import Pool, PoolUnavailable, start_pool, write  # noqa: E402
 
 FIGURE1 = REPO / "examples" / "figure1"
 MONTAGE = REPO.parent / "shared" / "data" / "dax" / "Montage_25.xml"
-VARIANTS = ("plain", "fixed1", "default")
+VARIANTS = ("plain", "fixed1", "default", "anchor")
+
+ANCHOR_HOOK = """#!{python}
+# bench_pool's anchor: the cheapest Python hook that talks to HTCondor
+import htcondor2  # noqa: F401
+"""
 
 TIMING_WRAPPER = """#!/bin/bash
 # bench_pool: time the real hook from exec to exit (no fork: bash's clock)
@@ -64,14 +77,18 @@ exit $rc
 """
 
 
-def hooks_bin(pool: Pool, name: str) -> tuple[Path, Path]:
-    """A --hooks-bin directory whose PRE/POST time themselves into a log."""
+def hooks_bin(pool: Pool, name: str, *, anchor: bool = False) -> tuple[Path, Path]:
+    """A --hooks-bin directory whose PRE/POST time themselves into a log
+    (``anchor``: PRE and POST are ``import htcondor2`` and nothing else)."""
     directory = pool.base / f"bin-{name}"
     directory.mkdir(exist_ok=True)
     log = directory / "timing.log"
     for kind in ("pre", "post"):
-        write(directory / f"rlrep-{kind}",
-              TIMING_WRAPPER.format(real=pool.venv / "bin" / f"rlrep-{kind}", kind=kind, log=log), 0o755)
+        real = pool.venv / "bin" / f"rlrep-{kind}"
+        if anchor:
+            real = directory / f"anchor-{kind}"
+            write(real, ANCHOR_HOOK.format(python=pool.venv / "bin" / "python"), 0o755)
+        write(directory / f"rlrep-{kind}", TIMING_WRAPPER.format(real=real, kind=kind, log=log), 0o755)
     write(directory / "rlrep-reaper", f'#!/bin/sh\nexec {pool.venv / "bin" / "rlrep-reaper"} "$@"\n', 0o755)
     write(log, "")
     pool.own(directory)
@@ -101,7 +118,10 @@ def prepare(pool: Pool, workflow: str, round_no: int, variants: tuple[str, ...],
         if variant == "plain":
             out[variant] = (dag, None)
             continue
-        bin_dir, log = hooks_bin(pool, f"{workflow}-{round_no}-{variant}")
+        bin_dir, log = hooks_bin(pool, f"{workflow}-{round_no}-{variant}", anchor=variant == "anchor")
+        if variant == "anchor":
+            out[variant] = (with_anchor_hooks(dag, bin_dir), log)
+            continue
         args = ["instrument", dag.name, "-o", f"run/{dag.stem}.rlrep.dag", "--hooks-bin", str(bin_dir)]
         if variant == "fixed1":
             args += ["--policy", "fixed:1"]
@@ -110,6 +130,17 @@ def prepare(pool: Pool, workflow: str, round_no: int, variants: tuple[str, ...],
         pool.rlrep(*args, cwd=work)
         out[variant] = (work / "run" / f"{dag.stem}.rlrep.dag", log)
     return out
+
+
+def with_anchor_hooks(dag: Path, bin_dir: Path) -> Path:
+    """The plain DAG with the anchor's PRE and POST on every job node."""
+    from condor_rlrep.dag.parser import read_dag
+
+    nodes = [n.name for n in read_dag(dag).nodes.values() if n.kind == "JOB" and not n.noop]
+    lines = [f"SCRIPT {kind} {name} {bin_dir / ('rlrep-' + kind.lower())}" for name in nodes for kind in ("PRE", "POST")]
+    anchored = dag.with_name(dag.stem + ".anchor.dag")
+    write(anchored, dag.read_text() + "\n" + "\n".join(lines) + "\n")
+    return anchored
 
 
 # -- reading what happened ---------------------------------------------------
@@ -256,8 +287,11 @@ def reaper_scenario(pool: Pool, nodes: int = 6) -> dict[str, list[float]]:
 def run_pair(pool: Pool, workflow: str, round_no: int, variant: str, seconds: int, results: dict) -> None:
     """The plain DAG and one instrumented copy, submitted together."""
     copies = prepare(pool, workflow, round_no, ("plain", variant), seconds)
-    for _, (dag, _) in copies.items():
-        pool.submit_dag(dag)
+    # both held, then released in one command, the order alternating: neither
+    # starts a negotiation cycle ahead of the other by being submitted first
+    order = list(copies) if round_no % 2 else list(reversed(copies))
+    clusters = [pool.submit_dag(copies[v][0], "-append", "hold = true") for v in order]
+    pool.check(["condor_release", *map(str, clusters)], cwd=pool.work)
     for _, (dag, _) in copies.items():
         pool.wait_dag(dag, timeout=1800)
     plain, mine = makespan(copies["plain"][0]), makespan(copies[variant][0])
@@ -267,13 +301,13 @@ def run_pair(pool: Pool, workflow: str, round_no: int, variant: str, seconds: in
     dag, log = copies[variant]
     hooks = hook_times(log)
     together, alone = overlapping(hooks["pre"])
-    bucket = results.setdefault("hooks", {})
+    bucket = results.setdefault("hooks", {}).setdefault(variant, {})
     bucket.setdefault("PRE overlapping another PRE", []).extend(together)
     bucket.setdefault("PRE alone", []).extend(alone)
     bucket.setdefault("PRE all", []).extend(e - s for s, e in hooks["pre"])
     bucket.setdefault("POST all", []).extend(e - s for s, e in hooks["post"])
     seen = dagman_script_times(dag)
-    view = results.setdefault("dagman", {})
+    view = results.setdefault("dagman", {}).setdefault(variant, {})
     view.setdefault("PRE", []).extend(seen["PRE"])
     view.setdefault("POST", []).extend(seen["POST"])
 
@@ -319,12 +353,14 @@ def main() -> None:
             print(f"  {workflow:8s} {variant:8s} plain {statistics.mean(p for p, _ in pairs):7.1f} s  "
                   f"{variant} {statistics.mean(m for _, m in pairs):7.1f} s  x{ratio:.3f} "
                   f"(mean of {len(pairs)} paired ratio(s): " + ", ".join(f"{m / p:.3f}" for p, m in pairs) + ")")
-    print("\nhook processes on the pool (exec -> exit)")
-    for name, values in results.get("hooks", {}).items():
-        print(f"  {name:28s} {stats(values)}")
-    print("as DAGMan sees them (.dagman.out; POST includes the wait for DAGMan's next log scan)")
-    for name, values in results.get("dagman", {}).items():
-        print(f"  {name:28s} {stats(values)}")
+    print("\nhook processes on the pool (exec -> exit); anchor: PRE = POST = python 'import htcondor2'")
+    for variant, buckets in results.get("hooks", {}).items():
+        for name, values in buckets.items():
+            print(f"  {variant:8s} {name:28s} {stats(values)}")
+    print("as DAGMan sees them (.dagman.out; a POST ends for DAGMan at its next node-log scan)")
+    for variant, buckets in results.get("dagman", {}).items():
+        for name, values in buckets.items():
+            print(f"  {variant:8s} {name:28s} {stats(values)}")
     print("surplus replicas (fixed:3, proc 0 exits 0 after 4 s, the others would run 60 s)")
     for name, values in reaper.items():
         print(f"  {name:32s} {stats(values)}")

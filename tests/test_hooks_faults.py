@@ -3,7 +3,8 @@ what was wrong in the hook log, and leaves the node with the exit code it
 would have had without condor-rlrep.
 
 Baseline "without the plugin": the node's single job exits ``code``; DAGMan
-(no POST script) concludes ``code`` — so with one replica (``fixed:1`` or a
+(no POST script) concludes ``code`` — so with one replica (an agent allowed
+one replica, whose outcome POST must read from the log and record, or a
 failed-open PRE) our POST must exit ``code`` whatever goes wrong.
 Hooks are called in-process with the exact DAGMan argv (same cwd) for speed;
 the real executables are exercised by test_hooks_e2e.py.
@@ -28,7 +29,7 @@ USER_SUB = "# user's job\nexecutable = /bin/true\narguments = $(rlrep_estimate)\
 
 
 class Case:
-    def __init__(self, tmp_path: Path, policy: str = "fixed:1", store_timeout: float = 10.0):
+    def __init__(self, tmp_path: Path, policy: str = "agent", store_timeout: float = 10.0, max_replicas: int = 1):
         self.user = tmp_path / "user"
         self.user.mkdir()
         (self.user / "a.sub").write_text(USER_SUB)
@@ -36,7 +37,7 @@ class Case:
         self.store = tmp_path / "agent.sqlite"
         self.dag = tmp_path / "run" / "w.rlrep.dag"
         self.result = instrument(self.user / "w.dag", self.dag, InstrumentOptions(
-            store=str(self.store), policy=policy, store_timeout=store_timeout, max_replicas=3))
+            store=str(self.store), policy=policy, store_timeout=store_timeout, max_replicas=max_replicas))
         self.context = Path(self.result.context)
         self.node_log = Path(str(self.dag) + ".nodes.log")
         self.writer = EventLogWriter(self.node_log)

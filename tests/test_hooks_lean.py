@@ -59,3 +59,13 @@ def test_a_replicated_pre_checks_its_description_with_htcondor2(tmp_path: Path) 
     modules = _imported(substitute(argv, {"$JOB": "A", **pre_macros()}), cwd)
     assert "a=2 (fixed)" in (Path(str(out) + ".rlrep") / "hooks.log").read_text()
     assert "htcondor2" in modules and "condor_rlrep.agent.store" not in modules
+
+
+def test_a_single_replica_post_of_a_fixed_policy_loads_no_bindings(tmp_path: Path) -> None:
+    out = tmp_path / "o" / "fig.dag"
+    instrument(FIGURE1, out, InstrumentOptions(policy="fixed:1"))
+    argv, cwd = script_argv(out, "A", "PRE")
+    assert "htcondor2" not in _imported(substitute(argv, {"$JOB": "A", **pre_macros()}), cwd)
+    argv, cwd = script_argv(out, "A", "POST")
+    modules = _imported(substitute(argv, {"$JOB": "A", **post_macros(5, 1, 0)}), cwd)
+    assert "htcondor2" not in modules and "condor_rlrep.agent.store" not in modules

@@ -355,3 +355,17 @@ def test_a_pre_that_fails_after_deciding_closes_the_decision(tmp_path: Path) -> 
     assert not decision.pending and decision.reward == decision.estimate
     assert decision.outcome["closed"].startswith("not run: PRE failed open")
     assert "FAIL-OPEN" in hooks_log(out) and "closed unrun" in hooks_log(out)
+
+
+@pytest.mark.parametrize("code", [0, 3, -1002])
+def test_one_replica_of_a_fixed_policy_is_judged_by_return_without_the_log(tmp_path: Path, code: int) -> None:
+    """Nothing to record or promote: $RETURN is the single proc's result, the
+    one DAGMan would have used; the node log is not even opened."""
+    dag = figure1(tmp_path)
+    out = tmp_path / "run" / "f.dag"
+    instrument(dag, out, InstrumentOptions(policy="fixed:1"))
+    assert pre(out, "A", T0) == 0
+    assert not Path(str(out) + ".nodes.log").exists()
+    expected = {0: 0, 3: 3, -1002: 1}[code]
+    assert post(out, "A", 7, 1, ret=code) == expected
+    assert f"exit {expected} (one replica, nothing to record: $RETURN {code})" in hooks_log(out)

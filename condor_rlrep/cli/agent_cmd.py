@@ -20,6 +20,7 @@ import click
 
 from condor_rlrep.agent import backends
 from condor_rlrep.agent.config import SCHEDULES, STRATEGIES, AgentConfig
+from condor_rlrep.agent.location import resolve_store
 from condor_rlrep.agent.retention import Retention, parse_duration
 from condor_rlrep.atomic import atomic_path
 from condor_rlrep.errors import StoreError
@@ -34,7 +35,7 @@ def _store_option(func: Any) -> Any:
 
 
 def _path(store_path: str | None) -> str:
-    return backends.resolve(store_path)
+    return resolve_store(store_path)  # the one rule: --store > $CONDOR_RLREP_STORE > XDG default
 
 
 def _name(spec: str) -> str:
@@ -216,7 +217,7 @@ def migrate(source: str, target: str, replace: bool) -> None:
     """
     import tempfile
 
-    source, target = backends.resolve(source), backends.resolve(target)
+    source, target = resolve_store(source), resolve_store(target)
     if source == target:
         raise click.UsageError("--from and --to name the same store")
     with tempfile.TemporaryFile("w+", encoding="utf-8") as spool:

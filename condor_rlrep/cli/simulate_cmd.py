@@ -144,9 +144,12 @@ def simulate(policy: str, as_json: bool, **opts: Any) -> None:
 @click.option("--replace", "replace_store", is_flag=True, help="Overwrite an existing store.")
 @_common
 def train(store: str, max_replicas: int, resume: bool, replace_store: bool, as_json: bool, **opts: Any) -> None:
-    """Train the agent in simulation (rl:R) and save it to a store the hooks use."""
+    """Train the agent in simulation (rl:R) and save it to a store the hooks use
+    (then: `condor-rlrep instrument DAG --store S`)."""
     from condor_rlrep.agent import backends
+    from condor_rlrep.agent.location import resolve_store
 
+    store = resolve_store(store)
     if max_replicas < 1:
         raise click.BadParameter("must be >= 1", param_hint="--replicas")
     agent = None

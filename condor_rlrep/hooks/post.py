@@ -8,7 +8,8 @@ and give DAGMan the exit code it would have seen without replicas.
    first failing replica's code (DAGMan's ``$RETURN`` rule). A node run
    unchanged (multi-proc description, PRE failed open): DAGMan's own rule,
    success iff no proc failed or was removed. No usable log: the fail-open
-   rule of :mod:`.failopen`.
+   rule of :mod:`.failopen`. One replica under a fixed policy (nothing to
+   record): DAGMan's ``$RETURN``, the single proc's own result.
 2. *Bookkeeping*: :func:`condor_rlrep.outcome.evaluate` on the rebuilt
    invocations (the simulator's function), ``record_outcome`` in the store
    (idempotent: a rerun POST counts once). If the store cannot take it, the
@@ -55,10 +56,17 @@ def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -
 
         settings = HookSettings.load(context)
         state = _current_state(context, node, args, notes)
-        if state is not None:
-            _note_dag_change(context, settings, state, notes)
-        history = _history(context, settings, node, args, notes, int((state or {}).get("log_offset", 0) or 0))
-        code, why = _verdict(history, state, return_code, success_flag)
+        if _single_unrecorded(state) and return_code is not None:
+            # One replica under a fixed policy: one proc, whose result
+            # DAGMan's $RETURN is exactly, and nothing to record or promote.
+            # The log (and htcondor2, most of a POST's cost) is not needed.
+            code, why = exit_status(return_code), f"one replica, nothing to record: $RETURN {return_code}"
+            state = None
+        else:
+            if state is not None:
+                _note_dag_change(context, settings, state, notes)
+            history = _history(context, settings, node, args, notes, int((state or {}).get("log_offset", 0) or 0))
+            code, why = _verdict(history, state, return_code, success_flag)
     except Exception as err:
         log_success = history.succeeded if history is not None else None
         code, source = fallback_post_code(log_success, return_code, success_flag)
@@ -92,6 +100,11 @@ def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -
         code = exit_status(user_code)
     hooklog.line("POST", node, message)
     return code
+
+
+def _single_unrecorded(state: dict[str, Any] | None) -> bool:
+    return bool(state and state.get("mode") == "replicas" and int(state.get("replicas", 1)) == 1
+                and state.get("decision_id") is None)
 
 
 def _promote(state: dict[str, Any], history: Any) -> str:
