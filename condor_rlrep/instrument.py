@@ -538,7 +538,7 @@ def _prepare_store(opts: InstrumentOptions) -> tuple[str | None, bool, str]:
         raise InputError(f"agent store unusable: {err}", path=path) from err
     note = f"existing ({config.strategy}, {stats.rewards_seen} reward(s) learnt, {stats.pending} pending"
     if config.max_replicas > opts.max_replicas:
-        note += f"; trained for 1..{config.max_replicas} replicas, capped at {opts.max_replicas} per node"
+        note += f"; its actions are 1..{config.max_replicas} replicas, capped at {opts.max_replicas} per node"
     return path, False, note + ")"
 
 

@@ -78,7 +78,7 @@ def test_a_trained_store_is_used_and_its_cap_reported(tmp_path: Path) -> None:
     dag = figure1(tmp_path)
     store = trained(tmp_path / "trained.sqlite", prefer=8, max_replicas=10)
     result = instrument(dag, tmp_path / "run" / "f.dag", InstrumentOptions(store=str(store)))
-    assert "trained for 1..10 replicas, capped at 3 per node" in result.store_note
+    assert "its actions are 1..10 replicas, capped at 3 per node" in result.store_note
     assert settings_of(tmp_path / "run" / "f.dag")["max_replicas"] == 3
 
 
