@@ -212,3 +212,25 @@ def test_a_loser_ending_with_the_winner_is_not_removed(tmp_path: Path) -> None:
     reaper = Reaper(log, schedd=schedd, sleep=lambda s: w.terminate(14, 1, T0 + 5, exit_code=0))
     assert reaper.poll() == [14]
     assert schedd.calls[0][1] == removal_constraint(14, [2])
+
+
+def test_a_winner_read_while_settling_is_reaped_too(tmp_path: Path) -> None:
+    log = tmp_path / "n.log"
+    w = EventLogWriter(log)
+    for cluster in (15, 16):
+        for proc in range(2):
+            w.submit(cluster, proc, T0, "A" if cluster == 15 else "B")
+            w.execute(cluster, proc, T0 + 1, "h")
+    w.terminate(15, 0, T0 + 5, exit_code=0)
+    schedd = FakeSchedd()
+    settles: list[float] = []
+
+    def settle(seconds: float) -> None:
+        settles.append(seconds)
+        if len(settles) == 1:  # B's winner lands while A's removal waits
+            w.terminate(16, 1, T0 + 5, exit_code=0)
+
+    reaper = Reaper(log, schedd=schedd, sleep=settle)
+    assert sorted(reaper.poll()) == [15, 16]
+    assert sorted(call[1] for call in schedd.calls) == sorted([removal_constraint(15, [1]), removal_constraint(16, [0])])
+    assert reaper.poll() == [] and len(schedd.calls) == 2

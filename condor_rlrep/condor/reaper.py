@@ -133,11 +133,15 @@ class Reaper:
         fresh.update(self._retry)
         self._retry = {}
         reaped = []
-        if any(len(self.procs.get(c, ())) > 1 for c in fresh):
+        pending = dict(fresh)
+        for _ in range(5):  # a winner of another cluster read while settling settles too
+            if not any(len(self.procs.get(c, ())) > 1 for c in pending):
+                break
             if self.settle > 0:
                 self._sleep(self.settle)
             self._size = -1  # read whatever has been written since, whatever the size says
-            self._consume(self._events())
+            pending = self._consume(self._events())
+            fresh.update(pending)
         for cluster, winner in fresh.items():
             procs = self.procs.get(cluster, set())
             if len(procs) < 2:
