@@ -501,45 +501,65 @@ def _add_reaper(workflow: Workflow, executable: str, context: str, interval: flo
 
 
 def _prepare_store(opts: InstrumentOptions) -> tuple[str | None, bool, str]:
-    """The store the hooks will use (absolute), whether it was created now,
-    and a line about it for the user.
+    """The store the hooks will use (an absolute path, or a server URL without
+    its password), whether it was created now, and a line about it for the user.
 
     Fixed policies record nothing: no store unless one is named. An agent
     policy resolves ``--store`` > ``$CONDOR_RLREP_STORE`` > the default once,
     creates a missing store with the live defaults, and refuses one this user
     cannot write (the hooks run as the user who submits the DAG).
     """
-    from condor_rlrep.agent.location import create_store, open_store, resolve_store, store_exists, unwritable_reason
+    from condor_rlrep.agent.location import (
+        create_store, describe_store, has_password, open_store, resolve_store, store_exists, unwritable_reason,
+    )
     from condor_rlrep.errors import StoreError
 
+    try:
+        path = resolve_store(opts.store, opts.environ) if opts.store or not _fixed_replicas(_hook_policy(opts.policy)) else None
+    except StoreError as err:
+        raise InputError(f"agent store unusable: {err}") from err
+    # A server URL goes into the run without its password (the run's files are
+    # readable by the pool user and end up in bug reports): the hooks find it
+    # the way libpq does, in ~/.pgpass or a service file of the user they run as.
+    run_spec = describe_store(path) if path is not None else None
+    secret = (" The URL's password is not written into the run: the hooks, run as the user who submits"
+              " the DAG, need it in that user's ~/.pgpass or a service file."
+              if path is not None and has_password(path) else "")
     if _fixed_replicas(_hook_policy(opts.policy)) is not None:
-        if not opts.store:
+        if path is None:
             return None, False, "none (a fixed policy records nothing)"
-        return resolve_store(opts.store, opts.environ), False, "named, unused (a fixed policy records nothing)"
-    path = resolve_store(opts.store, opts.environ)
+        return run_spec, False, "named, unused (a fixed policy records nothing)"
+    assert path is not None and run_spec is not None
     problem = unwritable_reason(path)
     if problem is not None:
         raise InputError(f"agent store unusable: {problem}; the hooks run as the user who submits the DAG", path=path)
-    if not store_exists(path):
+    try:
+        exists = store_exists(path)
+    except StoreError as err:
+        raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+    if not exists:
         if not opts.create_store:
-            raise InputError("no agent store here (create one with `condor-rlrep agent init` or `train`)", path=path)
+            raise InputError("no agent store here (create one with `condor-rlrep agent init` or `train`)", path=run_spec)
         from condor_rlrep.agent.config import AgentConfig
 
         strategy = opts.policy if opts.policy != "agent" else "epsilon-greedy"
         config = AgentConfig(max_replicas=opts.max_replicas, strategy=strategy,  # type: ignore[arg-type]
                              epsilon_high=LIVE_EPSILON_HIGH)
-        create_store(path, config).close()
-        return path, True, (f"created now ({strategy}, 1..{opts.max_replicas} replicas, "
-                            f"epsilon {LIVE_EPSILON_HIGH:g} then {config.epsilon_low:g})")
+        try:
+            create_store(path, config).close()
+        except StoreError as err:
+            raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+        return run_spec, True, (f"created now ({strategy}, 1..{opts.max_replicas} replicas, "
+                                f"epsilon {LIVE_EPSILON_HIGH:g} then {config.epsilon_low:g}){secret}")
     try:
         with open_store(path) as store:
             config, stats = store.config, store.stats()
     except StoreError as err:
-        raise InputError(f"agent store unusable: {err}", path=path) from err
+        raise InputError(f"agent store unusable: {err}", path=run_spec) from err
     note = f"existing ({config.strategy}, {stats.rewards_seen} reward(s) learnt, {stats.pending} pending"
     if config.max_replicas > opts.max_replicas:
         note += f"; its actions are 1..{config.max_replicas} replicas, capped at {opts.max_replicas} per node"
-    return path, False, note + ")"
+    return run_spec, False, note + ")" + secret
 
 
 def _vars_of(node: Node) -> dict[str, str]:

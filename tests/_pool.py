@@ -67,7 +67,7 @@ class Pool:
             ".git", ".venv", "results", "__pycache__", "*.egg-info", "build", ".hypothesis", ".pytest_cache"))
         self.own(self.base)
         for argv in (["python3", "-m", "venv", str(self.venv)],
-                     [str(self.venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", str(source)]):
+                     [str(self.venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", f"{source}[postgresql]"]):
             done = self.run(argv, cwd=self.base, timeout=900)
             if done.returncode != 0:
                 raise PoolUnavailable(f"{' '.join(argv[:3])} failed: {(done.stderr or done.stdout).strip()[-800:]}")

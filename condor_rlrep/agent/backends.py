@@ -6,15 +6,14 @@ through these functions and never look at them; the PostgreSQL modules
 (and psycopg) are imported only when a URL is used, so the SQLite path of
 the hooks stays as light as it was.
 
-The spec resolution rule itself (``--store`` > ``$CONDOR_RLREP_STORE`` > the
-XDG default) belongs to :mod:`condor_rlrep.agent.location`; until that
-module knows about URLs, :func:`resolve` here keeps a URL as given.
+Which spec a command or hook uses (``--store`` > ``$CONDOR_RLREP_STORE`` >
+the XDG default) is :mod:`condor_rlrep.agent.location`'s rule, and callers
+go through that module; this one only dispatches on the spec.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from condor_rlrep.agent.interface import DEFAULT_BUSY_TIMEOUT
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "is_postgres_url",
-    "resolve",
     "describe_store",
     "open_store",
     "create_store",
@@ -37,17 +35,6 @@ __all__ = [
     "save_agent",
     "load_agent",
 ]
-
-
-def resolve(flag: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None) -> str:
-    """``flag`` > ``$CONDOR_RLREP_STORE`` > the XDG default; a URL is kept as it is."""
-    from condor_rlrep.agent.interface import default_store_path
-
-    env = os.environ if environ is None else environ
-    spec = os.fspath(flag) if flag else env.get("CONDOR_RLREP_STORE") or ""
-    if is_postgres_url(spec):
-        return spec
-    return spec if spec else os.fspath(default_store_path(env))
 
 
 def describe_store(spec: str) -> str:

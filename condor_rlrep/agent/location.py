@@ -7,10 +7,14 @@ an explicit ``--store`` wins, else ``$CONDOR_RLREP_STORE``, else
 result into the instrumented run, because DAGMan passes its scripts only a
 short environment: a hook never resolves a store from its own environment.
 
-A store *spec* is a file path today; other backends (a server database
-URL) plug in here, so callers never look at the spec themselves. A spec
-with a URL scheme (``scheme://…``) is kept exactly as given: only file paths
-are made absolute and checked for writability.
+A store *spec* is a file path (the embedded SQLite store) or a
+``postgresql://`` URL (a server store shared by several access points);
+callers never look at a spec themselves. A URL is kept exactly as given
+(its password, if any, is only ever shown redacted, see
+:func:`describe_store`); file paths are made absolute and checked for
+writability. The backend-specific work lives in :mod:`.backends`, which
+imports psycopg only when a URL is used, so the SQLite path of the hooks
+stays light.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "STORE_ENV", "resolve_store", "is_url", "open_store", "create_store", "store_exists", "describe_store",
-    "unwritable_reason",
+    "unwritable_reason", "has_password", "HOOK_CONNECT_TIMEOUT",
 ]
 
 STORE_ENV = "CONDOR_RLREP_STORE"
@@ -42,6 +46,11 @@ def resolve_store(flag: str | os.PathLike[str] | None, environ: Mapping[str, str
         data_home = env.get("XDG_DATA_HOME") or os.path.join(_home(env), ".local", "share")
         spec = os.path.join(data_home, "condor-rlrep", "agent.sqlite")
     if is_url(spec):
+        if not spec.lower().startswith(("postgresql://", "postgres://")):
+            from condor_rlrep.errors import StoreError
+
+            scheme = spec.partition("://")[0]
+            raise StoreError(f"store {describe_store(spec)!r}: unknown scheme {scheme!r} (a file path or a postgresql:// URL)")
         return spec
     return os.path.abspath(os.path.expanduser(spec))
 
@@ -57,29 +66,60 @@ def _home(env: Mapping[str, str]) -> str:
     return home if home else os.path.expanduser("~")
 
 
-def open_store(spec: str, *, busy_timeout: float | None = None) -> AgentStore:
-    """Open an existing store (:class:`~condor_rlrep.errors.StoreError` if there is none)."""
-    from condor_rlrep.agent.store import SqliteStore
+#: A hook waits at most this long for a store server to answer a connection:
+#: DAGMan runs hooks serially per node, and an unreachable server must fail
+#: open (outcome spooled) quickly rather than hold the node.
+HOOK_CONNECT_TIMEOUT = 2.0
+
+
+def open_store(
+    spec: str, *, busy_timeout: float | None = None, connect_timeout: float | None = None
+) -> AgentStore:
+    """Open an existing store (:class:`~condor_rlrep.errors.StoreError` if there is
+    none, or its server cannot be reached). ``busy_timeout`` bounds a wait on a
+    lock (SQLite's busy timeout, PostgreSQL's statement timeout);
+    ``connect_timeout`` the connection to a server."""
+    from condor_rlrep.agent import backends
 
     if busy_timeout is None:
-        return SqliteStore(spec)
-    return SqliteStore(spec, busy_timeout=busy_timeout)
+        return backends.open_store(spec, connect_timeout=connect_timeout)
+    return backends.open_store(spec, busy_timeout=busy_timeout, connect_timeout=connect_timeout)
 
 
 def create_store(spec: str, config: Any = None) -> AgentStore:
-    """Create a new store (an existing one is an error)."""
-    from condor_rlrep.agent.store import SqliteStore
+    """Create a new store (a SQLite file, or the schema in a server database);
+    an existing one is an error."""
+    from condor_rlrep.agent import backends
 
-    return SqliteStore.create(spec, config)
+    return backends.create_store(spec, config)
 
 
 def store_exists(spec: str) -> bool:
-    return os.path.exists(spec)
+    """A file at the path, or the store's schema in the database (an unreachable
+    server raises :class:`~condor_rlrep.errors.StoreError`)."""
+    if not is_url(spec):
+        return os.path.exists(spec)
+    from condor_rlrep.agent import backends
+
+    return backends.store_exists(spec)
 
 
 def describe_store(spec: str) -> str:
-    """How to name the store to a user (never a secret)."""
-    return spec
+    """How to name the store to a user, in a log or in a file: never with a password."""
+    if not is_url(spec):
+        return spec
+    from condor_rlrep.agent.postgres_url import redact_url
+
+    return redact_url(spec)
+
+
+def has_password(spec: str) -> bool:
+    """Whether a store URL carries a password (which must never be written into a run)."""
+    if not is_url(spec):
+        return False
+    from condor_rlrep.agent.postgres_url import has_password as url_has_password
+
+    return url_has_password(spec)
 
 
 def unwritable_reason(spec: str) -> str | None:

@@ -162,10 +162,10 @@ def _flush_spool(context: str, settings: Any, hooklog: HookLog) -> None:
     if not settings.store or not os.path.isdir(spool) or not os.listdir(spool):
         return
     try:
-        from condor_rlrep.agent.location import open_store
+        from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
         from condor_rlrep.hooks.post import flush_spool
 
-        with open_store(settings.store_path()) as store:
+        with open_store(settings.store_path(), connect_timeout=HOOK_CONNECT_TIMEOUT) as store:
             flushed = flush_spool(context, store)
         hooklog.line("REAPER", None, f"{flushed} spooled outcome(s) recorded in the store")
     except Exception as err:
