@@ -8,7 +8,8 @@ from urllib.parse import quote
 
 from hypothesis import given, strategies as st
 
-from condor_rlrep.agent.backends import describe_store, resolve
+from condor_rlrep.agent.backends import describe_store
+from condor_rlrep.agent.location import resolve_store as resolve
 from condor_rlrep.agent.postgres_url import has_password, is_postgres_url, redact_url, scrub, url_password
 
 
