@@ -10,7 +10,8 @@ Targets (issue 15 / 12):
 - a store-open + decide (or + record) in a fresh process, as a hook does it,
   with PostgreSQL within 20 ms of SQLite (anchor: the same call on SQLite,
   plus ``python -c pass`` and ``python -c "import psycopg"`` to show where the
-  time goes);
+  time goes); PostgreSQL both direct and through the run's store broker
+  (condor_rlrep/agent/broker.py, which the reaper runs for a server store);
 - ``agent export`` of N decisions within 200 MB peak memory at any size
   (anchor: ``--baseline-src`` = a checkout of the code before streaming,
   e.g. ``git archive main | tar -x -C DIR``, run on the same store).
@@ -108,6 +109,22 @@ _DECIDE = ("import sys\nfrom condor_rlrep.agent.backends import open_store\n"
            "with open_store(sys.argv[1]) as s:\n    print(s.decide(phi_prime=0.3).decision_id)\n")
 _RECORD = ("import sys\nfrom condor_rlrep.agent.backends import open_store\n"
            "with open_store(sys.argv[1]) as s:\n    s.record(int(sys.argv[2]), 1.0, {'k': 1})\n")
+# as the hooks open a store: location.open_store, trying the run's broker first
+_DECIDE_BROKER = ("import sys\nfrom condor_rlrep.agent.location import open_store\n"
+                  "with open_store(sys.argv[1], broker=sys.argv[2]) as s:\n"
+                  "    print(s.decide(phi_prime=0.3).decision_id)\n")
+_RECORD_BROKER = ("import sys\nfrom condor_rlrep.agent.location import open_store\n"
+                  "with open_store(sys.argv[1], broker=sys.argv[2]) as s:\n"
+                  "    s.record(int(sys.argv[3]), 1.0, {'k': 1})\n")
+_BROKER = ("import sys, time\nfrom condor_rlrep.agent.broker import StoreBroker\n"
+           "b = StoreBroker(sys.argv[1], sys.argv[2])\nb.start()\nprint('up', flush=True)\ntime.sleep(1e6)\n")
+
+
+def _start_broker(spec: str, sock: str) -> subprocess.Popen:
+    """A broker in its own process, as the reaper runs it."""
+    proc = subprocess.Popen([sys.executable, "-c", _BROKER, spec, sock], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "up"
+    return proc
 
 
 def bench_latency(specs: dict[str, str], runs: int) -> None:
@@ -123,6 +140,12 @@ def bench_latency(specs: dict[str, str], runs: int) -> None:
     for name in specs:
         cases[f"{name} open+decide"] = []
         cases[f"{name} open+record"] = []
+    broker = None
+    if "postgresql" in specs:
+        sock = os.path.join(tempfile.mkdtemp(prefix="bench-broker-"), "store.sock")
+        broker = _start_broker(specs["postgresql"], sock)
+        cases["postgresql via broker open+decide"] = []
+        cases["postgresql via broker open+record"] = []
     for argv in ([py, "-c", "pass"], [py, "-c", "import psycopg"]):
         once(argv)  # warm caches
     for _ in range(runs):  # alternated, so that both see the same machine
@@ -132,6 +155,14 @@ def bench_latency(specs: dict[str, str], runs: int) -> None:
             seconds, out = once([py, "-c", _DECIDE, spec])
             cases[f"{name} open+decide"].append(seconds)
             cases[f"{name} open+record"].append(once([py, "-c", _RECORD, spec, out.strip()])[0])
+        if broker is not None:
+            seconds, out = once([py, "-c", _DECIDE_BROKER, specs["postgresql"], sock])
+            cases["postgresql via broker open+decide"].append(seconds)
+            cases["postgresql via broker open+record"].append(
+                once([py, "-c", _RECORD_BROKER, specs["postgresql"], sock, out.strip()])[0])
+    if broker is not None:
+        broker.kill()
+        broker.wait()
     for name, spec in specs.items():  # the same calls with every module already imported: the store's own cost
         warm_decide, warm_record = [], []
         for _ in range(runs * 4):
@@ -148,11 +179,13 @@ def bench_latency(specs: dict[str, str], runs: int) -> None:
     medians = {case: 1e3 * statistics.median(times) for case, times in cases.items()}
     print(f"\n== a hook's store call in a fresh process (median of {runs}; {_load()})")
     for case, ms in medians.items():
-        print(f"{case:34s} {ms:7.1f} ms")
+        print(f"{case:38s} {ms:7.1f} ms")
     if "postgresql" in specs:
         for verb in ("decide", "record"):
             gap = medians[f"postgresql open+{verb}"] - medians[f"sqlite open+{verb}"]
             print(f"postgresql - sqlite, open+{verb}: {gap:+.1f} ms (target within 20 ms)")
+            gap = medians[f"postgresql via broker open+{verb}"] - medians[f"sqlite open+{verb}"]
+            print(f"postgresql via the run's broker - sqlite, open+{verb}: {gap:+.1f} ms (target within 20 ms)")
         psycopg_ms = medians["python -c 'import psycopg'"] - medians["python -c pass"]
         print(f"of which importing psycopg alone: {psycopg_ms:+.1f} ms")
         for verb in ("decide", "record"):

@@ -294,7 +294,8 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     spliced = any("+" in name for name in workflow.nodes)
     config_path = _config(workflow, src_dir, context, tolerance, opts.max_replicas, spliced, opts.dagman_scan_interval)
     if fixed != 1:  # one replica per node: no surplus to remove, no decision to close
-        _add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval)
+        _add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval,
+                    server_store=store_path is not None and "://" in store_path)
     write_dag(workflow, dst, allow_any_node_name_characters=spliced)
     write_atomic(os.path.join(context, REPLICABLE_FILE), "".join(f"{name}\n" for name in replicated))
 
@@ -477,7 +478,7 @@ def _quote_argument(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _add_reaper(workflow: Workflow, executable: str, context: str, interval: float) -> None:
+def _add_reaper(workflow: Workflow, executable: str, context: str, interval: float, *, server_store: bool = False) -> None:
     from condor_rlrep.atomic import write_atomic
 
     name = REAPER_NODE
@@ -495,7 +496,13 @@ def _add_reaper(workflow: Workflow, executable: str, context: str, interval: flo
         f"output = {os.path.join(context, 'reaper.out')}\n"
         f"error = {os.path.join(context, 'reaper.err')}\n"
         "getenv = true\n"
-        "queue\n",
+        # The reaper serves a server store to the hooks (agent/broker.py) and so
+        # needs the password they find in $HOME/.pgpass; but HTCondor's local
+        # universe starter resets HOME to the passwd entry's, so name libpq's
+        # files from DAGMan's HOME, expanded when DAGMan submits this.
+        + ("environment = \"PGPASSFILE='$ENV(HOME)/.pgpass' PGSERVICEFILE='$ENV(HOME)/.pg_service.conf'\"\n"
+           if server_store else "")
+        + "queue\n",
     )
     workflow.nodes[name] = Node(name=name, kind="SERVICE", submit=submit, directory=context)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -56,6 +57,10 @@ def test_figure1_on_a_postgresql_store_records_every_node_and_keeps_the_password
     log = "\n".join(hooks_log(dag))
     assert "FAIL-OPEN" not in log and "spooled" not in log, log[-2000:]
     assert PASSWORD not in log and PASSWORD not in dagman_out(dag)
+    # the reaper served the store to the hooks over one connection; hooks it did not serve went direct
+    assert f"store broker for {bare} on " in log
+    served = re.search(r"store broker stopped after (\d+) request\(s\), (\d+) failed", log)
+    assert served and int(served.group(1)) > 0 and served.group(2) == "0", log[-2000:]
     with open_store(url) as store:
         rows = store.decisions()
         stats = store.stats()

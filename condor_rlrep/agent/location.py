@@ -73,12 +73,21 @@ HOOK_CONNECT_TIMEOUT = 2.0
 
 
 def open_store(
-    spec: str, *, busy_timeout: float | None = None, connect_timeout: float | None = None
+    spec: str, *, busy_timeout: float | None = None, connect_timeout: float | None = None,
+    broker: str | None = None,
 ) -> AgentStore:
     """Open an existing store (:class:`~condor_rlrep.errors.StoreError` if there is
     none, or its server cannot be reached). ``busy_timeout`` bounds a wait on a
     lock (SQLite's busy timeout, PostgreSQL's statement timeout);
-    ``connect_timeout`` the connection to a server."""
+    ``connect_timeout`` the connection to a server. ``broker``: the socket of
+    a :mod:`~condor_rlrep.agent.broker` serving this (server) store, tried
+    first; without an answer there the store is opened directly."""
+    if broker is not None and is_url(spec) and os.path.exists(broker):
+        from condor_rlrep.agent.broker import connect
+
+        client = connect(broker, describe_store(spec), timeout=busy_timeout or 10.0)
+        if client is not None:
+            return client  # type: ignore[return-value]
     from condor_rlrep.agent import backends
 
     if busy_timeout is None:

@@ -166,3 +166,19 @@ class HookSettings:
         if policy.startswith("fixed:"):
             return int(policy.split(":", 1)[1])
         return None
+
+
+
+BROKER_SOCKET = "store.sock"
+#: sun_path holds 108 bytes on Linux (104 on the BSDs) with its NUL.
+_MAX_SOCKET_PATH = 100
+
+
+def broker_socket(context: str | None) -> str | None:
+    """Where the run's store broker (:mod:`condor_rlrep.agent.broker`) listens;
+    None when the path is too long for a Unix socket (the hooks then open the
+    store themselves)."""
+    if not context:
+        return None
+    path = os.path.join(os.path.abspath(context), BROKER_SOCKET)
+    return path if len(os.fsencode(path)) <= _MAX_SOCKET_PATH else None

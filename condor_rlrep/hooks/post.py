@@ -260,12 +260,14 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
     from dataclasses import asdict
 
     from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+    from condor_rlrep.hooks.layout import broker_socket
     from condor_rlrep.hooks.pre import DEFAULT_STORE_TIMEOUT
 
     store_path = str(settings.store or "")
     try:
         timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
-        with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT) as store:
+        with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
+                        broker=broker_socket(context)) as store:
             failure_reward = store.config.failure_reward
             if failure_reward != outcome.reward and not outcome.success:
                 outcome = evaluate(
@@ -337,6 +339,7 @@ def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any]
     from dataclasses import asdict
 
     from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+    from condor_rlrep.hooks.layout import broker_socket
     from condor_rlrep.condor.eventlog import ClusterHistory, cluster_nodes, read_events, rebuild_cluster
     from condor_rlrep.outcome import evaluate
 
@@ -355,7 +358,8 @@ def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any]
                        estimate=float(state["estimate"]), replicas=int(state["replicas"]),
                        power=settings.power_table())
     timeout = float(getattr(settings, "store_timeout", 10.0))
-    with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT) as store:
+    with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
+                    broker=broker_socket(context)) as store:
         record = store.decision(int(decision_id))
         if not record.pending:
             return None

@@ -81,10 +81,12 @@ def _close_undone(context: str | None, decided: dict[str, Any], why: str) -> str
     agent chose): its reward is the agent's own estimate, so nothing is
     learnt from it, and no decision is left pending for ever."""
     from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+    from condor_rlrep.hooks.layout import broker_socket
 
     decision_id = decided["decision_id"]
     try:
-        with open_store(decided["store"], busy_timeout=decided["timeout"], connect_timeout=HOOK_CONNECT_TIMEOUT) as store:
+        with open_store(decided["store"], busy_timeout=decided["timeout"], connect_timeout=HOOK_CONNECT_TIMEOUT,
+                        broker=broker_socket(context)) as store:
             store.record(decision_id, decided["estimate"], {"closed": f"not run: PRE failed open ({why})"})
     except Exception as err:
         return f"decision {decision_id} left pending ({describe(err)})"
@@ -163,9 +165,11 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
             cap, capped = 1, ", phi'<=0: 1 replica"
 
         from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+        from condor_rlrep.hooks.layout import broker_socket
 
         timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
-        with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT) as store:
+        with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
+                        broker=broker_socket(context)) as store:
             decision = store.decide(
                 phi_prime=phi, timestamp=decided_at, now=now, max_replicas=cap,
                 context={"dag": settings.dag, "node": node, "run": run.run_id, "retry": retry},

@@ -117,13 +117,51 @@ def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sle
 
     watching = "every node" if watch is None else f"{len(watch)} replicable node(s)"
     hooklog.line("REAPER", None, f"following {log_path} every {interval:g}s until {watching} finished")
-    reaper.run(interval=interval, should_stop=should_stop, sleep=sleep)
+    broker = _start_broker(context, settings, hooklog)
+    try:
+        reaper.run(interval=interval, should_stop=should_stop, sleep=sleep)
+    finally:
+        if broker is not None:
+            broker.stop()
+            hooklog.line("REAPER", None, f"store broker stopped after {broker.requests} request(s),"
+                                         f" {broker.errors} failed")
     if settings is not None and context is not None:
         if why["stop"].startswith("signal"):
             _close_removed(context, settings, reaper, hooklog, sleep)
         _flush_spool(context, settings, hooklog)
     hooklog.line("REAPER", None, f"stopped ({why['stop']}); {reaper.summary()}")
     return 0
+
+
+def _start_broker(context: str | None, settings: Any, hooklog: HookLog) -> Any:
+    """Serve a server store to this run's hooks over one connection
+    (:mod:`condor_rlrep.agent.broker`); None when the store is a file (SQLite
+    needs no broker) or the broker cannot start (the hooks then go direct)."""
+    if context is None or settings is None or not settings.store:
+        return None
+    from condor_rlrep.agent.location import is_url
+
+    if not is_url(str(settings.store)):
+        return None
+    from condor_rlrep.agent.broker import StoreBroker
+    from condor_rlrep.agent.location import describe_store
+    from condor_rlrep.hooks.layout import broker_socket
+
+    path = broker_socket(context)
+    if path is None:
+        hooklog.line("REAPER", None, "no store broker: the run directory's path is too long for a Unix socket")
+        return None
+    broker = StoreBroker(str(settings.store), path, busy_timeout=float(getattr(settings, "store_timeout", 10.0)))
+    try:
+        broker.start()
+    except Exception as err:
+        broker.stop()
+        from condor_rlrep.hooks.failopen import describe
+
+        hooklog.line("REAPER", None, f"no store broker ({describe(err)}); the hooks open the store themselves")
+        return None
+    hooklog.line("REAPER", None, f"store broker for {describe_store(str(settings.store))} on {path}")
+    return broker
 
 
 def _close_removed(context: str, settings: Any, reaper: Any, hooklog: HookLog, sleep: Any, grace: float = 5.0) -> None:
