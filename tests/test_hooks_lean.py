@@ -8,6 +8,8 @@ import sys
 from pathlib import Path
 
 from _hookutil import FIGURE1, post_macros, pre_macros, script_argv, substitute
+from condor_rlrep.agent.config import AgentConfig
+from condor_rlrep.agent.location import create_store
 from condor_rlrep.condor.eventlog_writer import EventLogWriter
 from condor_rlrep.instrument import InstrumentOptions, instrument
 
@@ -32,11 +34,14 @@ def _imported(argv: list[str], cwd: str) -> set[str]:
 
 def test_warm_hooks_import_no_heavy_modules(tmp_path: Path) -> None:
     out = tmp_path / "o" / "fig.dag"
+    # no exploration: a fresh store's greedy choice is one replica (with the
+    # live epsilon the agent sometimes explores 2, and then needs the parser)
+    create_store(str(tmp_path / "s.sqlite"), AgentConfig(max_replicas=3, epsilon_high=0.0, epsilon_low=0.0)).close()
     instrument(FIGURE1, out, InstrumentOptions(store=str(tmp_path / "s.sqlite")))  # builds the cache
     argv, cwd = script_argv(out, "A", "PRE")
     pre_modules = _imported(substitute(argv, {"$JOB": "A", **pre_macros()}), cwd)
     assert "condor_rlrep.agent.store" in pre_modules and "condor_rlrep.criticality" in pre_modules
-    # one replica (a fresh store's greedy choice): the user's description plus
+    # one replica (the greedy choice): the user's description plus
     # tags, no submit parser to load (htcondor2 is half of a PRE's CPU)
     assert "a=1 " in (Path(str(out) + ".rlrep") / "hooks.log").read_text()
     assert "htcondor2" not in pre_modules and "classad2" not in pre_modules

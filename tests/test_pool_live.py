@@ -153,15 +153,22 @@ def test_surplus_replicas_are_removed_when_one_exits_0_and_files_are_the_winners
     assert pool.wait_dag(dag, timeout=240) == 0
     events = read_events(str(dag) + ".nodes.log")
     text = dagman_out(dag)
+    removed_running: dict[str, int] = {}
     for node, cluster in ((n, c) for c, n in cluster_nodes(events).items() if n in "AB"):
         history = rebuild_cluster(events, cluster)
         assert history.procs == {0, 1, 2} and history.winner == 0
+        # a loser either ran and was removed, or (on a busy machine, when the
+        # quick replica ends before the pool has started it) was removed idle
         ends = {inv.replica: inv.ended_by for inv in history.invocations}
-        assert ends == {0: "success", 1: "removed", 2: "removed"}, ends
+        assert ends[0] == "success" and set(ends) <= {0, 1, 2}, ends
+        assert all(how == "removed" for replica, how in ends.items() if replica != 0), ends
+        removed_running[node] = sum(1 for replica in ends if replica != 0)
         assert history.evictions == 0
         # removed as condor_rm removes (code 1023), never as an eviction, and only once each
         evicts = [e for e in events if e.cluster == cluster and int(e.type) == EVICTED]
-        assert sorted(e.proc for e in evicts) == [1, 2] and {e.get("ReasonCode") for e in evicts} == {1023}
+        assert sorted(e.proc for e in evicts) == sorted(r for r in ends if r != 0)
+        assert {e.get("ReasonCode") for e in evicts} <= {1023}
+        assert sorted(e.proc for e in events if e.cluster == cluster and int(e.type) == ABORTED) == [1, 2]
         assert len([e for e in events if e.cluster == cluster and int(e.type) in (TERMINATED, ABORTED)]) == 3
         # the node ends within about a second of its winner (event times are whole seconds)
         won = [e for e in events if e.cluster == cluster and int(e.type) == TERMINATED][0]
@@ -169,7 +176,8 @@ def test_surplus_replicas_are_removed_when_one_exits_0_and_files_are_the_winners
         assert left and dagman_time(left[0]) - won.timestamp < 3.0, (left, won.timestamp)
     log = "\n".join(hooks_log(dag))
     assert re.search(r"REAPER - node A: replica \d+\.0 won; asked to remove \[1, 2\]: 2 removed", log)
-    assert "evictions=0 removed=2" in log
+    for node, count in removed_running.items():
+        assert re.search(rf"POST {node} .*evictions=0 removed={count} ", log), (node, count)
     assert "2 reaped (4 proc(s) removed)" in log
     # each replica wrote its own files; the winner's carry the user's names, the rest are gone
     assert (work / "A.out").read_text() == "replica 0 says hello\nreplica 0 done\n"
