@@ -1,0 +1,57 @@
+"""The hooks on a PostgreSQL store whose server goes away mid-run: they fail
+open exactly as on a locked SQLite file, and nothing is lost once it is back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from _pgcluster import Cluster
+from condor_rlrep.agent.location import open_store
+from condor_rlrep.condor.eventlog_writer import EventLogWriter
+from condor_rlrep.instrument import InstrumentOptions, instrument
+from test_live_path import T0, figure1, hooks_log, post, pre, state_of
+
+
+def _ran(out: Path, node: str, cluster: int, at: float) -> int:
+    """The node's replicas in the node log: proc 0 wins, the others are removed."""
+    replicas = int(state_of(out, node).get("replicas", 1))
+    w = EventLogWriter(str(out) + ".nodes.log")
+    for proc in range(replicas):
+        w.submit(cluster, proc, at, node)
+        w.execute(cluster, proc, at + 1, f"h{proc}")
+    w.terminate(cluster, 0, at + 30, exit_code=0, run_seconds=29)
+    for proc in range(1, replicas):
+        w.remove(cluster, proc, at + 30)
+    return replicas
+
+
+def test_server_down_mid_run_fails_open_and_the_spool_reaches_the_same_store(tmp_path: Path, pg_cluster: Cluster) -> None:
+    url = pg_cluster.create_database("rlrep_hooks_down")
+    dag = figure1(tmp_path)
+    out = tmp_path / "run" / "f.dag"
+    instrument(dag, out, InstrumentOptions(store=url, phi=1.0))
+    assert pre(out, "A", T0) == 0
+    replicas = _ran(out, "A", 11, T0 + 1)
+    pg_cluster.stop()
+    try:
+        # the winner's POST cannot reach the server: the node still succeeds, its outcome waits in the spool
+        assert post(out, "A", 11, replicas) == 0
+        assert "spooled" in hooks_log(out).splitlines()[-1]
+        assert list((Path(str(out) + ".rlrep") / "spool").glob("*.json"))
+        # a PRE that cannot decide runs the user's job unchanged
+        assert pre(out, "B", T0 + 40) == 0
+        last = hooks_log(out).splitlines()[-1]
+        assert "FAIL-OPEN" in last and "PRE B" in last
+    finally:
+        pg_cluster.start()
+    assert pre(out, "C", T0 + 50) == 0
+    replicas_c = _ran(out, "C", 12, T0 + 51)
+    assert post(out, "C", 12, replicas_c) == 0
+    assert "1 spooled outcome(s) flushed" in hooks_log(out).splitlines()[-1]
+    with open_store(url) as store:
+        rows = {row.context["node"]: row for row in store.decisions()}
+        stats = store.stats()
+    assert sorted(rows) == ["A", "C"]  # B decided nothing: it ran unmodified
+    assert not rows["A"].pending and rows["A"].outcome["completed"] and rows["A"].outcome["winner"] == 0
+    assert not rows["C"].pending and stats.pending == 0
+    assert not list((Path(str(out) + ".rlrep") / "spool").glob("*.json"))
