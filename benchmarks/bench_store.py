@@ -49,7 +49,9 @@ def _load() -> str:
 # -- pairs per second ------------------------------------------------------------
 
 
-def _client(spec: str, seed: int, seconds: float, per_call: bool, barrier, results) -> None:
+def _client(spec: str, seed: int, seconds: float, per_call: bool, barrier, results, broker: str | None = None) -> None:
+    from condor_rlrep.agent.location import open_store
+
     rng = random.Random(seed)
     pairs = 0
     store = None if per_call else backends.open_store(spec)
@@ -57,10 +59,10 @@ def _client(spec: str, seed: int, seconds: float, per_call: bool, barrier, resul
     deadline = time.perf_counter() + seconds
     start = time.perf_counter()
     while time.perf_counter() < deadline:
-        if per_call:
-            with backends.open_store(spec) as s:
+        if per_call:  # as a hook opens it: through the run's broker when one is given
+            with open_store(spec, broker=broker) as s:
                 d = s.decide(phi_prime=rng.uniform(-0.5, 1.5), hour=rng.randrange(24), rng=rng)
-            with backends.open_store(spec) as s:
+            with open_store(spec, broker=broker) as s:
                 s.record(d.decision_id, rng.choice((1.0, 0.5, -5.0)), {"seed": seed})
         else:
             d = store.decide(phi_prime=rng.uniform(-0.5, 1.5), hour=rng.randrange(24), rng=rng)
@@ -71,12 +73,13 @@ def _client(spec: str, seed: int, seconds: float, per_call: bool, barrier, resul
         store.close()
 
 
-def pairs_per_second(spec: str, clients: int, seconds: float, per_call: bool) -> float:
+def pairs_per_second(spec: str, clients: int, seconds: float, per_call: bool, broker: str | None = None) -> float:
     import multiprocessing
 
     ctx = multiprocessing.get_context("fork")
     barrier, results = ctx.Barrier(clients), ctx.Queue()
-    procs = [ctx.Process(target=_client, args=(spec, k, seconds, per_call, barrier, results)) for k in range(clients)]
+    procs = [ctx.Process(target=_client, args=(spec, k, seconds, per_call, barrier, results, broker))
+             for k in range(clients)]
     for p in procs:
         p.start()
     got = [results.get(timeout=seconds * 10 + 120) for _ in procs]
@@ -93,12 +96,23 @@ def bench_throughput(specs: dict[str, str], seconds: float, repeats: int) -> Non
             for _ in range(repeats):
                 for name, spec in specs.items():  # alternated
                     rates[name].append(pairs_per_second(spec, clients, seconds, per_call))
+                    if per_call and name == "postgresql":  # and through a broker, as the reaper serves it
+                        sock = os.path.join(tempfile.mkdtemp(prefix="bench-broker-"), "store.sock")
+                        broker = _start_broker(spec, sock)
+                        try:
+                            rates.setdefault("postgresql via broker", []).append(
+                                pairs_per_second(spec, clients, seconds, per_call, broker=sock))
+                        finally:
+                            broker.kill()
+                            broker.wait()
             medians = {name: statistics.median(values) for name, values in rates.items()}
             text = "  ".join(f"{name} {rate:8,.0f}" for name, rate in medians.items())
             ratio = medians.get("postgresql", 0) / medians["sqlite"] if "sqlite" in medians else 0
             target = ""
             if clients == 16 and not per_call and "postgresql" in medians:
                 target = f"  (target PostgreSQL ≥ 1,000: x{medians['postgresql'] / 1e3:.2f})"
+            if clients == 16 and per_call and "postgresql via broker" in medians:
+                target = f"  (target PostgreSQL ≥ 1,000: via broker x{medians['postgresql via broker'] / 1e3:.2f})"
             print(f"{clients:2d} client(s), {mode:27s} {text}  postgresql/sqlite {ratio:.2f}{target}")
     print(f"({_load()})")
 
