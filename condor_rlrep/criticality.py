@@ -39,6 +39,7 @@ __all__ = [
     "check_phi",
     "PhiMode",
     "PHI_MODES",
+    "DEFAULT_PHI",
     "remaining_critical_path",
     "earliest_start",
     "critical_path",
@@ -52,6 +53,14 @@ __all__ = [
 
 PhiMode = Literal["balanced", "current"]
 PHI_MODES: tuple[PhiMode, ...] = ("balanced", "current")
+DEFAULT_PHI = 0.5
+"""The contingency φ when none is given, the same for every command, the
+hooks and the simulator: the middle of the paper's range (0.1–1.0) and of
+the agent's binned φ′ range (n = 10 bins up to P = 1), so that a task on
+time starts in a bin with room either side. 1.0 starts every on-time task in
+the top bins (nothing to learn from); 0.1 puts a task late by 10 % of the
+critical path, routine on a shared pool, at φ′ ≤ 0, where the live default
+is one replica."""
 
 _INF = math.inf
 

@@ -33,12 +33,14 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from condor_rlrep.criticality import DEFAULT_PHI
 from condor_rlrep.dag.model import Node, Script, Workflow
 from condor_rlrep.errors import DagError, InputError
 
@@ -71,7 +73,7 @@ _DAGID_SINCE = (23, 9, 6)
 class InstrumentOptions:
     """What ``condor-rlrep instrument`` takes (``--config FILE`` keys have the same names)."""
 
-    phi: float = 1.0
+    phi: float = DEFAULT_PHI
     store: str | None = None
     """Agent store: this, else ``$CONDOR_RLREP_STORE``, else the XDG default
     (:func:`condor_rlrep.agent.location.resolve_store`), resolved once here."""
@@ -82,7 +84,9 @@ class InstrumentOptions:
     :data:`LIVE_MAX_REPLICAS`."""
     policy: str = "agent"
     """``agent`` (the store's strategy), a strategy name for a new store
-    (``epsilon-greedy``, ``ucb1``, ``thompson``), ``single`` or ``fixed:K``."""
+    (``epsilon-greedy``, ``ucb1``, ``thompson``), the simulator's
+    ``rl[-STRATEGY]:R`` (that strategy, at most R replicas), ``single`` or
+    ``fixed:K``."""
     criticality: str = "balanced"
     dagman_version: tuple[int, int, int] = TOLERANCE_SINCE
     tolerance: str | None = None
@@ -210,6 +214,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     with open(src, "rb") as handle:
         if detect_format(handle.read(4096), src) != "dag":
             raise InputError("not a DAGMan DAG file; turn it into one with `condor-rlrep export` first", path=src)
+    opts = _rl_policy(opts)
     hook_policy = _hook_policy(opts.policy)
     if not (isinstance(opts.phi, (int, float)) and -1.0 < opts.phi < float("inf")):
         raise InputError(f"the contingency phi must be a finite number > -1, got {opts.phi!r}")
@@ -339,6 +344,31 @@ def _fixed_replicas(hook_policy: str) -> int | None:
     return None
 
 
+_RL_SPEC = re.compile(r"rl(?:-(epsilon-greedy|ucb1|thompson))?(?::(\d+))?")
+
+
+def _rl_policy(opts: InstrumentOptions) -> InstrumentOptions:
+    """The simulator's spelling ``rl[-STRATEGY][:R]`` as instrument's own:
+    the agent with that strategy for a new store, and R as ``max_replicas``
+    (which must then agree with an explicit one)."""
+    spec = opts.policy.strip()
+    if spec.startswith("oracle"):
+        raise InputError(f"policy {spec!r} is the simulator's clairvoyant bound; on a pool use agent, rl:R or fixed:K")
+    match = _RL_SPEC.fullmatch(spec)
+    if match is None:
+        return opts
+    strategy, count = match.group(1) or "epsilon-greedy", match.group(2)
+    if count is None:
+        return replace(opts, policy=strategy)
+    replicas = int(count)
+    if not 1 <= replicas <= 100:
+        raise InputError(f"policy {spec!r}: R must be within 1..100")
+    if opts.max_replicas is not None and opts.max_replicas != replicas:
+        raise InputError(f"--policy {spec} means at most {replicas} replicas but --max-replicas is {opts.max_replicas}; "
+                         "give one of them")
+    return replace(opts, policy=strategy, max_replicas=replicas)
+
+
 def _hook_policy(policy: str) -> str:
     if policy in ("agent", "epsilon-greedy", "ucb1", "thompson"):
         return "agent"
@@ -351,7 +381,8 @@ def _hook_policy(policy: str) -> str:
             k = 0
         if 1 <= k <= 100:
             return policy
-    raise InputError(f"unknown policy {policy!r} (agent, epsilon-greedy, ucb1, thompson, single, fixed:K with 1<=K<=100)")
+    raise InputError(f"unknown policy {policy!r} (agent, epsilon-greedy, ucb1, thompson, rl:R, rl-ucb1:R, rl-thompson:R, "
+                     "single, fixed:K with 1<=K<=100)")
 
 
 def _check_estimates(workflow: Workflow, estimates_path: str | None, default: float | None) -> None:

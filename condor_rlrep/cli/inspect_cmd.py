@@ -33,8 +33,8 @@ from typing import Any
 import click
 
 from condor_rlrep.atomic import write_atomic
-from condor_rlrep.cli.params import Phi, Seconds
-from condor_rlrep.criticality import PHI_MODES, WorkflowPlan, plan_workflow
+from condor_rlrep.cli.options import criticality_option, default_estimate_option, json_option, phi_option, warn
+from condor_rlrep.criticality import WorkflowPlan, plan_workflow
 from condor_rlrep.estimates import read_estimates, resolve_estimates_with_origins
 from condor_rlrep.graph import (
     DependencyGraph, dependency_graph, dependency_nodes, gc_paused, generate_dot, missing_estimates_error,
@@ -45,20 +45,17 @@ __all__ = ["inspect"]
 
 @click.command("inspect")
 @click.argument("workflow_file", metavar="FILE", type=click.Path(exists=True, dir_okay=False))
-@click.option("--phi", type=Phi(minimum=0.0), default=0.5, show_default=True,
-              help="Contingency φ: the workflow should finish within (1+φ)·CR(W).")
+@phi_option()
 @click.option("--estimates", "estimates_file", type=click.Path(exists=True, dir_okay=False),
               help="Runtime estimates: CSV 'node,seconds' or a JSON object {node: seconds}; "
                    "a value may be bottlemod:MODEL.toml[#task] (relative to the file).")
-@click.option("--default-estimate", type=Seconds(), default=None,
-              help="Estimate for nodes without one (seconds, or with a s/m/h/d suffix).")
-@click.option("--json", "as_json", is_flag=True, help="Print one compact JSON object instead of a table.")
+@default_estimate_option()
+@json_option("Print one compact JSON object instead of a table.")
 @click.option("--indent", type=click.IntRange(0, 16), default=None,
               help="With --json: indent by N spaces (slower on big workflows).")
 @click.option("--dot", "dot_file", type=click.Path(dir_okay=False),
               help="Also write a Graphviz DOT file with the critical path in red.")
-@click.option("--phi-mode", type=click.Choice(PHI_MODES), default="balanced", show_default=True,
-              help="Criticality the agent decides on: balanced φ′ or current-task φ″.")
+@criticality_option()
 def inspect(
     workflow_file: str,
     phi: float,
@@ -67,7 +64,7 @@ def inspect(
     as_json: bool,
     indent: int | None,
     dot_file: str | None,
-    phi_mode: str,
+    criticality: str,
 ) -> None:
     """Show the critical path, CR(W), the deadline and φ′/φ″ of every node of FILE
     (a DAGMan DAG, Pegasus DAX or WfCommons WfFormat file); without estimates
@@ -87,7 +84,7 @@ def inspect(
         graph = dependency_graph(workflow, dict.fromkeys((node.name for node in nodes), 1.0))
         plan = plan_workflow(graph, phi)
         note = missing_estimates_error(missing).message
-        click.echo(f"condor-rlrep: warning: {note}; showing the structure only", err=True)
+        warn(f"{note}; showing the structure only")
     else:
         graph = dependency_graph(workflow, estimates)
         plan = plan_workflow(graph, phi)
@@ -101,7 +98,7 @@ def inspect(
             report = _report(graph, plan, estimates, origins, tasks, missing)
             text = json.dumps(report, indent=indent, allow_nan=False)
         else:
-            text = _table(workflow_file, graph, plan, estimates, origins, tasks, missing, phi_mode)
+            text = _table(workflow_file, graph, plan, estimates, origins, tasks, missing, criticality)
     # not click.echo: on a pipe it would scan tens of MB for ANSI codes
     sys.stdout.write(text + "\n")
     sys.stdout.flush()

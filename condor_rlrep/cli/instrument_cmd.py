@@ -2,28 +2,40 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 import click
+from click.core import ParameterSource
 
+from condor_rlrep.cli.options import (
+    criticality_option, default_estimate_option, emit_json, json_option, max_replicas_option, out_option, phi_option,
+    warn,
+)
 from condor_rlrep.instrument import InstrumentOptions, instrument as instrument_dag, load_instrument_config, parse_version
 
 
 @click.command("instrument")
 @click.argument("dag", type=click.Path(exists=True, dir_okay=False))
-@click.option("-o", "--output", "out", required=True, type=click.Path(dir_okay=False), help="The instrumented DAG to write.")
-@click.option("--phi", type=float, default=None, help="Contingency φ: deadline (1+φ)·CR(W) after the start [1.0].")
-@click.option("--store", type=click.Path(dir_okay=False), default=None, help="Agent store [$CONDOR_RLREP_STORE, else the default].")
+@out_option("file", "The instrumented DAG to write.", required=True, old=("--output",))
+@phi_option("Contingency φ ≥ 0: deadline (1+φ)·CR(W) after the DAG's start.")
+@click.option("--store", type=click.Path(dir_okay=False), default=None, metavar="FILE|URL",
+              help="Agent store [default: $CONDOR_RLREP_STORE, else $XDG_DATA_HOME/condor-rlrep/agent.sqlite].")
 @click.option("--estimates", type=click.Path(exists=True, dir_okay=False), default=None, help="Sidecar file of per-node estimates: seconds, or bottlemod:MODEL.toml[#task].")
-@click.option("--default-estimate", type=float, default=None, help="Estimate (s) for nodes that have none.")
-@click.option("--max-replicas", type=click.IntRange(1, 100), default=None, help="At most this many replicas per node [3].")
-@click.option("--policy", default=None, help="agent | epsilon-greedy | ucb1 | thompson | single | fixed:K [agent].")
-@click.option("--criticality", type=click.Choice(["balanced", "current"]), default=None, help="φ′ (balanced) or φ″ (current) [balanced].")
-@click.option("--dagman-version", default=None, help="HTCondor version of the pool's DAGMan [25.14.0].")
+@default_estimate_option()
+@max_replicas_option(None, "At most R replicas per node.  [default: 3; K for fixed:K; R for rl:R]")
+@click.option("--policy", default="agent", show_default=True, metavar="POLICY",
+              help="agent (the store's strategy), epsilon-greedy | ucb1 | thompson (for a new store), "
+                   "rl:R | rl-ucb1:R | rl-thompson:R (as in simulate), single or fixed:K.")
+@criticality_option()
+@click.option("--dagman-version", default=None, help="HTCondor version of the pool's DAGMan.  [default: 25.14.0]")
 @click.option("--no-tolerance", is_flag=True, help="Set DAGMAN_NODE_JOB_FAILURE_TOLERANCE in a CONFIG file instead of TOLERANCE lines (DAGMan < 25.14).")
 @click.option("--hooks-bin", type=click.Path(file_okay=False), default=None, help="Directory holding rlrep-pre/post/reaper.")
-@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None, help="TOML/JSON file with these options (and [power]).")
-def instrument(dag: str, out: str, config_file: str | None, no_tolerance: bool, dagman_version: str | None, **given: Any) -> None:
+@click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None, help="TOML/JSON file with these options (and [power]); options given here win.")
+@json_option("Print what was written as one JSON object.")
+@click.pass_context
+def instrument(ctx: click.Context, dag: str, out: str, config_file: str | None, no_tolerance: bool,
+               dagman_version: str | None, as_json: bool, **given: Any) -> None:
     """Write an instrumented copy of DAG (the user's files are not touched).
 
     Estimates: --estimates file, VARS rlrep_estimate, VARS
@@ -31,12 +43,20 @@ def instrument(dag: str, out: str, config_file: str | None, no_tolerance: bool, 
     path relative to the DAG file), --default-estimate, in that order.
     """
     values: dict[str, Any] = load_instrument_config(config_file) if config_file else {}
-    values.update({key: value for key, value in given.items() if value is not None})
+    # the command line wins over the config file, which wins over the defaults
+    values.update({key: value for key, value in given.items()
+                   if ctx.get_parameter_source(key) not in (None, ParameterSource.DEFAULT) or
+                   (key not in values and value is not None)})
     if dagman_version is not None:
         values["dagman_version"] = parse_version(dagman_version)
     if no_tolerance:
         values["tolerance"] = "config"
     result = instrument_dag(dag, out, InstrumentOptions(**values))
+    if as_json:
+        emit_json({**asdict(result), "submit": f"condor_submit_dag {result.dag}"})
+        for warning in result.warnings:
+            warn(warning)
+        return
     click.echo(f"wrote {result.dag} ({len(result.replicated)} replicable node(s); hook files in {result.context})")
     for node, why in result.passed_through.items():
         click.echo(f"  {node}: left as is ({why})")
@@ -47,5 +67,5 @@ def instrument(dag: str, out: str, config_file: str | None, no_tolerance: bool, 
     if result.config:
         click.echo(f"  CONFIG {result.config}")
     for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        warn(warning)
     click.echo(f"submit it with: condor_submit_dag {result.dag}")

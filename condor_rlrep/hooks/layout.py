@@ -95,7 +95,7 @@ class HookSettings:
         "source_dag": None,       # the user's DAG it was made from
         "node_log": None,         # DAGMan's node log (default <dag>.nodes.log)
         "store": None,            # agent store resolved by instrument (absolute); None: the policy needs none
-        "phi": 1.0,               # the user's contingency φ: deadline (1+φ)·CR(W) + s(W)
+        "phi": 0.5,               # criticality.DEFAULT_PHI; the user's contingency φ: deadline (1+φ)·CR(W) + s(W)
         "criticality": "balanced",  # φ′ ("balanced") or φ″ ("current")
         "max_replicas": 3,        # replicas per node at most; also capped at 100 (TOLERANCE 99%)
         "policy": "agent",        # "agent" or "fixed:K"

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from condor_rlrep.criticality import DEFAULT_PHI
 from condor_rlrep.energy import PowerTable
 from condor_rlrep.errors import InputError
 from condor_rlrep.outcome import DEFAULT_FAILURE_REWARD
@@ -62,7 +63,7 @@ class SimConfig:
     """w: share of trace jobs replaced by workflows."""
     policy: str = "single"
     """single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R, oracle:R."""
-    phi: float = 0.1
+    phi: float = DEFAULT_PHI
     """The users' contingency φ (deadline d = (φ+1)·CR(W) + s(W))."""
     phi_mode: str = "balanced"
     seed: int = 0
