@@ -246,7 +246,7 @@ def missing_estimates_error(names: Sequence[str], path: str | None = None) -> Es
     noun = "node has" if len(names) == 1 else "nodes have"
     return EstimateError(
         f"{len(names)} {noun} no runtime estimate: {shown} (set VARS rlrep_estimate, "
-        "give an estimates file, or configure a default estimate)",
+        "or pass --estimates FILE or --default-estimate DURATION)",
         path=path,
     )
 

@@ -136,7 +136,7 @@ def test_executable_reports_errors_without_traceback(tmp_path):
     subprocess.run([exe, "agent", "init", "--store", str(path)], check=True, capture_output=True)
     run = subprocess.run([exe, "agent", "decide", "--store", str(path), "--hour", "3", "--phi-prime", "nan"],
                          capture_output=True, text=True)
-    assert run.returncode == 2 and "NaN" in run.stderr and "Traceback" not in run.stderr
+    assert run.returncode == 2 and "--phi-prime" in run.stderr and "finite" in run.stderr and "Traceback" not in run.stderr
     run = subprocess.run([exe, "agent", "record", "--store", str(path), "42", "--failure"],
                          capture_output=True, text=True)
     assert run.returncode == 2 and "unknown decision id 42" in run.stderr

@@ -60,7 +60,7 @@ class PostgresWholeStore:
         with store:
             with store._rewrite(agent.config) as conn:
                 if not replace and store._has_data():
-                    raise StoreError(f"{store.location}: store already holds decisions or estimates (replace it explicitly)")
+                    raise StoreError(f"{store.location}: store already holds decisions or estimates (pass --replace to overwrite them)")
                 store._wipe(config_json(agent.config), state["rewards_seen"])
                 with conn.cursor().copy(f'COPY {_S}.estimates (state, action, n, q, "window") FROM STDIN') as copy:
                     for s, a, n, q, w in state["cells"]:
@@ -147,7 +147,7 @@ class PostgresWholeStore:
         try:
             with store._rewrite(header.config) as conn:
                 if not replace and store._has_data():
-                    raise StoreError(f"{store.location}: store already holds decisions or estimates (replace it explicitly)")
+                    raise StoreError(f"{store.location}: store already holds decisions or estimates (pass --replace to overwrite them)")
                 issued = conn.execute(f"SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM {_DECISIONS_SEQUENCE}").fetchone()[0]
                 store._wipe(config_json(header.config), header.rewards_seen)
                 with conn.cursor().copy(f"COPY {_S}.decisions ({DECISION_COLUMNS}) FROM STDIN") as copy:

@@ -141,7 +141,7 @@ class PostgresSession:
     def _create_schema(self, config: AgentConfig, *, version: int = SCHEMA_VERSION) -> None:
         self._conn.execute("SELECT pg_advisory_xact_lock(%s, -1)", (LOCK_CLASS,))
         if self._schema_comment() is not None:
-            raise StoreError(f"{self.location}: already holds an agent store (use reset, or drop schema {SCHEMA})")
+            raise StoreError(f"{self.location}: already holds an agent store (pass --force to reset it, or drop schema {SCHEMA})")
         statements = MIGRATIONS[1]
         for statement in statements[:3]:  # the schema and its version log first
             self._conn.execute(statement)

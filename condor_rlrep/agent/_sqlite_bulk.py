@@ -55,7 +55,7 @@ class SqliteWholeStore:
         with store:
             with store._write() as conn:
                 if not replace and store._has_data(conn):
-                    raise StoreError(f"{path}: store already holds decisions or estimates (replace it explicitly)")
+                    raise StoreError(f"{path}: store already holds decisions or estimates (pass --replace to overwrite them)")
                 _sqlite.wipe(conn)
                 conn.execute(
                     "UPDATE agent SET config = ?, rewards_seen = ? WHERE id = 1",
@@ -175,7 +175,7 @@ class SqliteWholeStore:
         try:
             with store._write() as conn:
                 if not replace and store._has_data(conn):
-                    raise StoreError(f"{path}: store already holds decisions or estimates (replace it explicitly)")
+                    raise StoreError(f"{path}: store already holds decisions or estimates (pass --replace to overwrite them)")
                 issued = _sqlite.last_id(conn)
                 _sqlite.wipe(conn)
                 placeholders = ", ".join("?" * 14)

@@ -108,7 +108,7 @@ class SqliteStore(SqliteWholeStore):
         try:
             fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError as err:
-            raise StoreError(f"{path}: already exists (use reset, or remove it first)") from err
+            raise StoreError(f"{path}: already exists (pass --force to reset it, or remove it first)") from err
         os.close(fd)
         try:
             conn = _sqlite.connect(path, busy_timeout)

@@ -23,6 +23,8 @@ from condor_rlrep.agent.config import SCHEDULES, STRATEGIES, AgentConfig
 from condor_rlrep.agent.location import resolve_store
 from condor_rlrep.agent.retention import Retention, parse_duration
 from condor_rlrep.atomic import atomic_path
+from condor_rlrep.cli.options import emit_json, json_option, out_option
+from condor_rlrep.cli.params import FiniteFloat
 from condor_rlrep.errors import StoreError
 from condor_rlrep.outcome import reward as outcome_reward
 
@@ -94,24 +96,33 @@ def agent() -> None:
 @agent.command()
 @_store_option
 @_config_options
-@click.option("--force", is_flag=True, help="Reset an existing store to these parameters.")
-def init(store_path: str | None, force: bool, **params: Any) -> None:
+@click.option("--force", is_flag=True, help="Reset an existing store to these parameters (its history is forgotten).")
+@json_option("Print the store and its parameters as one JSON object.")
+def init(store_path: str | None, force: bool, as_json: bool, **params: Any) -> None:
     """Create an agent store with the given parameters."""
     config = AgentConfig(**params)
     path = _path(store_path)
-    if force and backends.store_exists(path):
+    existed = backends.store_exists(path)
+    if existed and not force:
+        raise StoreError(f"{_name(path)}: already exists (pass --force to reset it to these parameters)")
+    if existed:
         with backends.open_store(path) as store:
             store.reset(config)
+    else:
+        backends.create_store(path, config).close()
+    if as_json:
+        emit_json({"store": _name(path), "created": not existed, "reset": existed, "config": asdict(config)})
+        return
+    if existed:
         click.echo(f"reset agent store {_name(path)}")
         return
-    backends.create_store(path, config).close()
     click.echo(f"created agent store {_name(path)} ({config.n_states} states x {config.max_replicas} actions, "
                f"{config.strategy}, {config.schedule})")
 
 
 @agent.command()
 @_store_option
-@click.option("--json", "as_json", is_flag=True, help="Print the policy as JSON.")
+@json_option("Print the policy as one JSON object.")
 @click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Write a heatmap PNG of the policy.")
 def show(store_path: str | None, as_json: bool, plot: str | None) -> None:
     """Show the learned policy: best replica count and estimate per hour x phi' bin."""
@@ -131,7 +142,7 @@ def show(store_path: str | None, as_json: bool, plot: str | None) -> None:
     if plot:
         _plot(plot, cells, labels)
     if as_json:
-        click.echo(json.dumps({"bins": labels, "timezone": learned.config.timezone, "hours": cells}, indent=1))
+        emit_json({"bins": labels, "timezone": learned.config.timezone, "hours": cells})
         return
     click.echo("best replica count (estimate) per hour (rows) and phi' bin (columns); '.' = no rewards yet")
     width = 11
@@ -166,13 +177,13 @@ def _plot(path: str, cells: list[list[dict[str, Any]]], labels: list[str]) -> No
 
 @agent.command()
 @_store_option
-@click.option("--json", "as_json", is_flag=True)
+@json_option("Print the counts as one JSON object.")
 def stats(store_path: str | None, as_json: bool) -> None:
     """Decisions, outcomes, pending decisions and epsilon now."""
     with backends.open_store(_path(store_path)) as store:
         result = asdict(store.stats())
     if as_json:
-        click.echo(json.dumps(result, indent=1))
+        emit_json(result)
         return
     for key, value in result.items():
         click.echo(f"{key.replace('_', ' ')}: {value}")
@@ -180,14 +191,14 @@ def stats(store_path: str | None, as_json: bool) -> None:
 
 @agent.command()
 @_store_option
-@click.option("-o", "--output", type=click.Path(dir_okay=False), default=None, help="File to write [default: stdout].")
-def export(store_path: str | None, output: str | None) -> None:
+@out_option("file", "File to write the JSON document to.  [default: stdout]", old=("--output",))
+def export(store_path: str | None, out: str | None) -> None:
     """Write the whole store as a JSON document, a decision at a time."""
     with backends.open_store(_path(store_path)) as store:
-        if output is None:
+        if out is None:
             store.export_to(sys.stdout)
             return
-        with atomic_path(output) as tmp:
+        with atomic_path(out) as tmp:
             with open(tmp, "w", encoding="utf-8") as handle:
                 store.export_to(handle)
 
@@ -196,12 +207,16 @@ def export(store_path: str | None, output: str | None) -> None:
 @_store_option
 @click.argument("document", type=click.Path(exists=True, dir_okay=False, allow_dash=True))
 @click.option("--replace", is_flag=True, help="Overwrite a store that already holds data.")
-def import_(store_path: str | None, document: str, replace: bool) -> None:
+@json_option("Print what was imported as one JSON object.")
+def import_(store_path: str | None, document: str, replace: bool, as_json: bool) -> None:
     """Load a JSON document written by `agent export` into the store (created if missing)."""
     path = _path(store_path)
     with click.open_file(document, encoding="utf-8") as handle:
         store, count = backends.import_stream(path, handle, name=document, replace=replace)
     store.close()
+    if as_json:
+        emit_json({"store": _name(path), "imported": count})
+        return
     click.echo(f"imported {count} decisions, with the estimates, into {_name(path)}")
 
 
@@ -209,7 +224,8 @@ def import_(store_path: str | None, document: str, replace: bool) -> None:
 @click.option("--from", "source", required=True, metavar="FILE|URL", help="Store to copy from.")
 @click.option("--to", "target", required=True, metavar="FILE|URL", help="Store to copy into (created if missing).")
 @click.option("--replace", is_flag=True, help="Overwrite a target that already holds data.")
-def migrate(source: str, target: str, replace: bool) -> None:
+@json_option("Print what was copied as one JSON object.")
+def migrate(source: str, target: str, replace: bool, as_json: bool) -> None:
     """Copy a whole store into another, e.g. a SQLite file into PostgreSQL, or back.
 
     The source is read from one snapshot (hooks may go on using it); the
@@ -226,6 +242,9 @@ def migrate(source: str, target: str, replace: bool) -> None:
         spool.seek(0)
         copied, imported = backends.import_stream(target, spool, name=f"export of {_name(source)}", replace=replace)
         copied.close()
+    if as_json:
+        emit_json({"from": _name(source), "to": _name(target), "decisions": count, "imported": imported})
+        return
     click.echo(f"migrated {imported} of {count} decisions, with the estimates, from {_name(source)} to {_name(target)}")
 
 
@@ -248,7 +267,7 @@ def _when(timestamp: float) -> str:
               help="Remove closed decisions whose outcome is older than AGE (90d, 12h, 30m, seconds).")
 @click.option("--pending-older-than", "pending_age", default=None, metavar="AGE",
               help="Expire pending decisions made more than AGE ago (their PRE died or their node never ran).")
-@click.option("--json", "as_json", is_flag=True)
+@json_option("Print what was removed as one JSON object.")
 def prune(store_path: str | None, closed_age: str | None, pending_age: str | None, as_json: bool) -> None:
     """Forget old history; the learned estimates are kept.
 
@@ -266,8 +285,8 @@ def prune(store_path: str | None, closed_age: str | None, pending_age: str | Non
         result = store.prune(closed_before=closed_before, pending_before=pending_before)
         left = store.stats()
     if as_json:
-        click.echo(json.dumps({**asdict(result), "closed_before": closed_before, "pending_before": pending_before,
-                               "decisions_left": left.decisions}))
+        emit_json({**asdict(result), "closed_before": closed_before, "pending_before": pending_before,
+                   "decisions_left": left.decisions})
         return
     parts = []
     if closed_before is not None:
@@ -284,7 +303,8 @@ def prune(store_path: str | None, closed_age: str | None, pending_age: str | Non
               help="Keep closed decisions this long after their outcome.")
 @click.option("--pending", "pending_age", default=None, metavar="AGE|never",
               help="Expire pending decisions this long after they were made.")
-def retention(store_path: str | None, closed_age: str | None, pending_age: str | None) -> None:
+@json_option("Print the policy (ages in seconds, null: never) as one JSON object.")
+def retention(store_path: str | None, closed_age: str | None, pending_age: str | None, as_json: bool) -> None:
     """Show or set the store's retention policy (applied by `agent prune`)."""
     with backends.open_store(_path(store_path)) as store:
         policy = store.retention
@@ -296,15 +316,21 @@ def retention(store_path: str | None, closed_age: str | None, pending_age: str |
 
             policy = Retention(age(closed_age, policy.closed), age(pending_age, policy.pending))
             store.set_retention(policy)
+    if as_json:
+        emit_json({"closed": policy.closed, "pending": policy.pending})
+        return
     click.echo(policy.describe())
 
 
 @agent.command()
 @_store_option
-@click.confirmation_option(prompt="Forget every decision and estimate in the store?")
-def reset(store_path: str | None) -> None:
+@click.option("-y", "--yes", is_flag=True, help="Do not ask.")
+def reset(store_path: str | None, yes: bool) -> None:
     """Forget every decision and estimate (parameters are kept)."""
     path = _path(store_path)
+    if not yes and not click.confirm(f"Forget every decision and estimate in {_name(path)}?", default=False):
+        click.echo("nothing changed")
+        return
     with backends.open_store(path) as store:
         store.reset()
     click.echo(f"reset agent store {_name(path)}")
@@ -313,11 +339,11 @@ def reset(store_path: str | None) -> None:
 @agent.command()
 @_store_option
 @click.option("--hour", type=click.IntRange(0, 23), default=None, help="Hour of day of the submission.")
-@click.option("--time", "timestamp", type=float, default=None, help="POSIX time of the submission [default: now].")
-@click.option("--phi-prime", type=float, required=True, help="Criticality phi' of the task.")
+@click.option("--time", "timestamp", type=FiniteFloat(), default=None, help="POSIX time of the submission [default: now].")
+@click.option("--phi-prime", type=FiniteFloat(), required=True, help="Criticality φ′ (or φ″) of the task.")
 @click.option("--context", default=None, help="JSON object stored with the decision.")
 @click.option("--seed", type=int, default=None, help="Seed for a reproducible choice.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option("Print the decision as one JSON object.")
 def decide(
     store_path: str | None,
     hour: int | None,
@@ -337,7 +363,7 @@ def decide(
     with backends.open_store(_path(store_path)) as store:
         decision = store.decide(phi_prime=phi_prime, hour=hour, timestamp=timestamp, context=context_doc, rng=seed)
     if as_json:
-        click.echo(json.dumps(decision.to_json()))
+        emit_json(decision.to_json())
     else:
         click.echo(
             f"decision {decision.decision_id}: {decision.replicas} replica(s) for hour {decision.hour},"
@@ -351,8 +377,8 @@ def decide(
 @click.option("--success", "success", flag_value=True, default=None, help="The task met its deadline.")
 @click.option("--failure", "success", flag_value=False, help="The task missed its deadline.")
 @click.option("--sigma", type=click.FloatRange(0.0, 1.0), default=None, help="Wasted-energy share sigma in [0, 1] (with --success).")
-@click.option("--reward", "reward_value", type=float, default=None, help="Record this reward as is.")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--reward", "reward_value", type=FiniteFloat(), default=None, help="Record this reward as is.")
+@json_option("Print the recorded reward as one JSON object.")
 def record(
     store_path: str | None,
     decision_id: int,
@@ -379,7 +405,7 @@ def record(
             raise click.BadParameter("must be finite", param_hint="--reward")
         fresh = store.record(decision_id, value, outcome)
     if as_json:
-        click.echo(json.dumps({"decision_id": decision_id, "reward": value, "recorded": fresh}))
+        emit_json({"decision_id": decision_id, "reward": value, "recorded": fresh})
     elif fresh:
         click.echo(f"decision {decision_id}: recorded reward {value:+g}")
     else:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import json
 import math
 
 import click
+
+from condor_rlrep.cli.options import emit_json, json_option
 
 
 @click.group()
@@ -15,7 +16,7 @@ def bottlemod() -> None:
 
 @bottlemod.command()
 @click.argument("model", type=click.Path(dir_okay=False))
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@json_option()
 @click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="Write a plot (PNG) of progress and bottlenecks.")
 def analyze(model: str, as_json: bool, plot_out: str | None) -> None:
     """Print finish times and bottleneck intervals of the tasks in MODEL (TOML)."""
@@ -28,7 +29,7 @@ def analyze(model: str, as_json: bool, plot_out: str | None) -> None:
 
         plot_analysis(result, plot_out, title=wf.name)
     if as_json:
-        click.echo(json.dumps(_as_dict(wf.name, result), indent=2))
+        emit_json(_as_dict(wf.name, result))
         return
     span = result.makespan
     click.echo(f"workflow {wf.name or model}: makespan {_fmt(span) if span is not None else 'never (a task never finishes)'}")
@@ -45,11 +46,17 @@ def analyze(model: str, as_json: bool, plot_out: str | None) -> None:
 @click.argument("item")
 @click.option("--factor", type=float, default=math.inf, show_default=True,
               help="How much to relieve ITEM: inputs arrive FACTOR times sooner, resources get FACTOR times more.")
-def gain(model: str, task: str, item: str, factor: float) -> None:
+@json_option()
+def gain(model: str, task: str, item: str, factor: float, as_json: bool) -> None:
     """Makespan saved if ITEM ("data:NAME" or "resource:NAME") of TASK were relieved."""
     from condor_rlrep.bottlemod import gain_if_relieved, load_model
 
     g = gain_if_relieved(load_model(model), task, item, factor)
+    if as_json:
+        emit_json({"task": task, "item": item, "factor": _num(factor), "finish_before": _num(g.finish_before),
+                   "finish_after": _num(g.finish_after), "makespan_before": _num(g.makespan_before),
+                   "makespan_after": _num(g.makespan_after), "gain": _num(g.gain)})
+        return
     click.echo(f"{task} {item} x{factor:g}: finish {_fmt(g.finish_before)} -> {_fmt(g.finish_after)}, "
                f"makespan {_fmt(g.makespan_before)} -> {_fmt(g.makespan_after)}, gain {_fmt(g.gain)}")
 

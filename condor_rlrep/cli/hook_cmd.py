@@ -26,15 +26,35 @@ def _hook_argv(name: str, parsed: tuple[str, ...]) -> list[str]:
     return list(parsed)
 
 
+def _help_asked(argv: tuple[str, ...]) -> bool:
+    """``--help``/``-h`` as the first argument: DAGMan never passes that
+    (instrument writes ``--ctx`` first), so it is a person asking."""
+    if argv[:1] in (("--help",), ("-h",)):
+        ctx = click.get_current_context()
+        click.echo(ctx.get_help())
+        return True
+    return False
+
+
 @click.group("hook")
 def hook() -> None:
-    """Run a DAGMan hook (pre, post, reaper) by hand."""
+    """Run a DAGMan hook (pre, post, reaper) by hand, with the arguments
+    `instrument` wrote into the DAG's SCRIPT lines (`hook pre --help`)."""
 
 
 @hook.command("pre", context_settings=_RAW)
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def pre(argv: tuple[str, ...]) -> None:
-    """The PRE hook (rlrep-pre)."""
+    """The PRE hook (rlrep-pre): decide the node's replica count and write its submit file.
+
+    \b
+    ARGV: --ctx DIR --node NAME --submit ORIGINAL.sub --out NODE.sub
+          --job $JOB --retry $RETRY --max-retries $MAX_RETRIES [--dagid $DAGID]
+          [-- USER_PRE_SCRIPT ARGS...]
+    Fails open: whatever goes wrong, the node runs as it would without us.
+    """
+    if _help_asked(argv):
+        return
     from condor_rlrep.hooks.pre import run_pre
 
     sys.exit(run_pre(_hook_argv("pre", argv)))
@@ -43,7 +63,16 @@ def pre(argv: tuple[str, ...]) -> None:
 @hook.command("post", context_settings=_RAW)
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def post(argv: tuple[str, ...]) -> None:
-    """The POST hook (rlrep-post)."""
+    """The POST hook (rlrep-post): read the node's job event log and record the outcome.
+
+    \b
+    ARGV: --ctx DIR --node NAME --job $JOB --retry $RETRY --jobid $JOBID
+          --return $RETURN [--dagid $DAGID --cluster $CLUSTERID] [--success $SUCCESS]
+          [-- USER_POST_SCRIPT ARGS...]
+    Exits with the status DAGMan would have seen without us.
+    """
+    if _help_asked(argv):
+        return
     from condor_rlrep.hooks.post import run_post
 
     sys.exit(run_post(_hook_argv("post", argv)))
@@ -52,7 +81,14 @@ def post(argv: tuple[str, ...]) -> None:
 @hook.command("reaper", context_settings=_RAW)
 @click.argument("argv", nargs=-1, type=click.UNPROCESSED)
 def reaper(argv: tuple[str, ...]) -> None:
-    """The reaper (rlrep-reaper)."""
+    """The reaper (rlrep-reaper): remove a node's surplus replicas once one has won.
+
+    \b
+    ARGV: --ctx DIR [--interval SECONDS] [--log NODE_LOG]
+    Runs as the DAG's SERVICE node and ends by itself.
+    """
+    if _help_asked(argv):
+        return
     from condor_rlrep.hooks.reaper import run_reaper
 
     sys.exit(run_reaper(_hook_argv("reaper", argv)))

@@ -155,5 +155,10 @@ def cli(verbose: int, quiet: int) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI (the ``condor-rlrep`` executable)."""
-    cli.main(args=argv, prog_name="condor-rlrep")
+    """Run the CLI (the ``condor-rlrep`` executable); returns on success,
+    raises SystemExit with the status otherwise."""
+    try:
+        cli.main(args=argv, prog_name="condor-rlrep")
+    except SystemExit as exit_:
+        if exit_.code not in (0, None):
+            raise

@@ -105,7 +105,8 @@ def max_replicas_option(default: int | None, help: str, old: str | None = None) 
     return decorate
 
 
-def out_option(kind: str, help: str, *, required: bool = False, old: tuple[str, ...] = (), **extra: Any) -> Decorator:
+def out_option(kind: str, help: str, *, required: bool = False, old: tuple[str, ...] = (), dest: str = "out",
+               **extra: Any) -> Decorator:
     """``-o/--out``: ``kind`` is ``"file"`` or ``"dir"``; ``old`` are earlier
     spellings kept as hidden aliases (so "required" is checked by hand, once
     an alias had its chance)."""
@@ -122,9 +123,9 @@ def out_option(kind: str, help: str, *, required: bool = False, old: tuple[str, 
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         for spelling in old:
-            func = deprecated_alias(spelling, "out", "-o/--out", type=path)(func)
+            func = deprecated_alias(spelling, dest, "-o/--out", type=path)(func)
         return click.option(
-            "-o", "--out", "out", type=path, default=None, metavar=kind.upper(),
+            "-o", "--out", dest, type=path, default=None, metavar=kind.upper(),
             help=help + ("  [required]" if required else ""), callback=check if required else None,
         )(func)
 

@@ -3,6 +3,7 @@
 * :class:`Phi` — the contingency φ, checked by
   :func:`condor_rlrep.criticality.check_phi` (finite, > −1, optionally ≥ a
   minimum): ``nan``, ``inf`` and ``-inf`` are refused, not passed on;
+* :class:`FiniteFloat` — any finite number (``nan``/``inf`` refused);
 * :class:`Seconds` — a duration, by :func:`condor_rlrep.estimates.parse_seconds`
   (``90``, ``1.5h``, ``30m``, ``2d``; finite, ≥ 0).
 
@@ -15,7 +16,7 @@ from typing import Any
 
 import click
 
-__all__ = ["Phi", "Seconds"]
+__all__ = ["Phi", "Seconds", "FiniteFloat"]
 
 
 class Phi(click.ParamType):
@@ -52,3 +53,20 @@ class Seconds(click.ParamType):
             return parse_seconds(value if isinstance(value, str) else repr(value))
         except ValueError as err:
             self.fail(str(err), param, ctx)
+
+
+class FiniteFloat(click.ParamType):
+    """A finite float: click's FLOAT lets ``nan`` and ``inf`` through."""
+
+    name = "number"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        import math
+
+        try:
+            number = float(value)
+        except (TypeError, ValueError, OverflowError):
+            self.fail(f"{value!r} is not a number", param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number

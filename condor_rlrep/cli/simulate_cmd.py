@@ -3,13 +3,16 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
+
+from condor_rlrep.cli.options import (
+    criticality_option, default_estimate_option, emit_json, json_option, max_replicas_option, out_option, phi_option,
+)
 
 __all__ = ["simulate", "train"]
 
@@ -39,9 +42,8 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
                           "(repeatable; default figure1)."),
         click.option("--fraction", type=float, default=0.10, show_default=True,
                      help="Share w of trace jobs replaced by workflows."),
-        click.option("--phi", type=float, default=0.1, show_default=True, help="Contingency φ of every workflow."),
-        click.option("--phi-mode", type=click.Choice(["balanced", "current"]), default="balanced",
-                     show_default=True, help="φ′ (balanced) or φ″ (current task)."),
+        phi_option("Contingency φ ≥ 0 of every workflow: deadline (1+φ)·CR(W) after its start."),
+        criticality_option(),
         click.option("--seed", type=int, default=0, show_default=True, help="Simulation seed."),
         click.option("--days", type=float, default=None, help="Simulate only the first N days."),
         click.option("--negotiation-interval", type=float, default=0.0, show_default=True,
@@ -56,11 +58,10 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
                      help="Agent strategy (rl policies)."),
         click.option("--epsilon-high", type=float, default=None, help="ε₁ (default 0.5)."),
         click.option("--epsilon-low", type=float, default=None, help="ε₂ (default 0.05)."),
-        click.option("--default-estimate", type=float, default=None,
-                     help="Estimate (s) for workflow nodes that have none."),
-        click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-                     help="Write workflows.csv, tasks.csv, completion.csv and summary.json here."),
-        click.option("--json", "as_json", is_flag=True, help="Print the summary as one JSON object."),
+        default_estimate_option("workflow nodes"),
+        out_option("dir", "Directory to write workflows.csv, tasks.csv, completion.csv and summary.json into.",
+                   path_type=Path),
+        json_option("Print the summary as one JSON object."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -77,7 +78,7 @@ def _run(opts: dict[str, Any], policy: str, agent: Any = None) -> Any:
         fraction=opts["fraction"],
         policy=policy,
         phi=opts["phi"],
-        phi_mode=opts["phi_mode"],
+        phi_mode=opts["criticality"],
         seed=opts["seed"],
         negotiation_interval=opts["negotiation_interval"],
         machine_choice=opts["machine_choice"],
@@ -103,15 +104,15 @@ def _run(opts: dict[str, Any], policy: str, agent: Any = None) -> Any:
             result = run_simulation(trace, config, progress=progress, agent=agent)
     else:
         result = run_simulation(trace, config, agent=agent)
-    if opts["out_dir"] is not None:
-        write_outputs(result, opts["out_dir"])
+    if opts["out"] is not None:
+        write_outputs(result, opts["out"])
     return result
 
 
 def _print(result: Any, as_json: bool) -> None:
     summary = result.summary()
     if as_json:
-        click.echo(json.dumps(summary, indent=2))
+        emit_json(summary)
         return
     e = summary["energy_kwh"]
     click.echo(
@@ -139,7 +140,7 @@ def simulate(policy: str, as_json: bool, **opts: Any) -> None:
 @click.command()
 @click.option("--store", required=True, metavar="FILE|URL",
               help="Agent store to write the trained agent to: a SQLite file or a postgresql:// URL.")
-@click.option("--replicas", "max_replicas", type=int, default=10, show_default=True, help="R: at most R replicas.")
+@max_replicas_option(10, "The agent's actions are 1..R replicas (ignored with --resume: the store's R).", old="--replicas")
 @click.option("--resume", is_flag=True, help="Start from the agent already in --store and update it.")
 @click.option("--replace", "replace_store", is_flag=True, help="Overwrite an existing store.")
 @_common
@@ -150,8 +151,6 @@ def train(store: str, max_replicas: int, resume: bool, replace_store: bool, as_j
     from condor_rlrep.agent.location import resolve_store
 
     store = resolve_store(store)
-    if max_replicas < 1:
-        raise click.BadParameter("must be >= 1", param_hint="--replicas")
     agent = None
     prefix = "rl" if opts["strategy"] in (None, "epsilon-greedy") else f"rl-{opts['strategy']}"
     name = backends.describe_store(store)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from condor_rlrep.cli.options import emit_json, json_option, out_option
 from condor_rlrep.errors import InputError
 
 
@@ -15,12 +16,12 @@ from condor_rlrep.errors import InputError
 @click.option("--quick", is_flag=True, help="The reduced variant of the experiment (its [quick] table).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Runs in parallel (local backend).")
 @click.option("--backend", type=click.Choice(["local", "condor"]), default="local", show_default=True)
-@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Sweep folder (default: results/EXPERIMENT[-quick]).")
+@out_option("dir", "Sweep folder.  [default: results/EXPERIMENT[-quick]]", dest="out_dir", path_type=Path)
 @click.option("--only", "only", multiple=True, metavar="RUN_ID", help="Run only these runs (used by the condor backend).")
 @click.option("--prepare-only", is_flag=True, help="Only build the shared trace (used by the condor backend).")
 @click.option("--no-report", is_flag=True, help="Do not render the report after a local sweep.")
-def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_report):
+@json_option("Print what was run (and the report's files) as one JSON object.")
+def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_report, as_json):
     """Run EXPERIMENT (a built-in name such as paper-figure1, or a TOML file).
 
     Finished runs are kept in OUT/runs and never redone, so an interrupted
@@ -38,7 +39,10 @@ def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_repo
         from condor_rlrep.sweep.condor import describe_submit, write_condor_sweep
 
         dag = write_condor_sweep(definition, out, experiment_file=experiment_path(experiment))
-        click.echo(f"wrote {dag}\nsubmit it with: {describe_submit(dag)}")
+        if as_json:
+            emit_json({"dag": str(dag), "results": str(out.root), "submit": describe_submit(dag)})
+        else:
+            click.echo(f"wrote {dag}\nsubmit it with: {describe_submit(dag)}")
         return
     from condor_rlrep.sweep.execute import prepare_trace
     from condor_rlrep.sweep.local import run_local
@@ -46,6 +50,8 @@ def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_repo
     if prepare_only:
         out.save_experiment(definition)
         prepare_trace(definition, out)
+        if as_json:
+            emit_json({"results": str(out.root), "prepared": True})
         return
     specs = [s for s in definition.runs() if not only or s.run_id in only]
     if only and len(specs) != len(set(only)):
@@ -54,20 +60,54 @@ def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_repo
     show = sys.stderr.isatty()
     with click.progressbar(length=len(specs), label=f"{definition.name}: runs", file=sys.stderr if show else _Null()) as bar:
         summary = run_local(definition, out, jobs=jobs, only=set(only) or None, on_run_done=lambda _: bar.update(1))
-    click.echo(f"{summary.total} runs: {summary.ran} ran, {summary.skipped} already finished; results in {out.root}")
+    report_path = None
     if not only and not no_report:
         from condor_rlrep.report.render import render_report
 
-        click.echo(f"report: {render_report(out.root)}")
+        report_path = render_report(out.root)
+    if as_json:
+        emit_json({**_fields(summary), "results": str(out.root), **_report_files(report_path)})
+        return
+    click.echo(f"{summary.total} runs: {summary.ran} ran, {summary.skipped} already finished; results in {out.root}")
+    if report_path is not None:
+        click.echo(f"report: {report_path}")
 
 
 @click.command()
 @click.argument("sweep_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
-def report(sweep_dir):
-    """Render SWEEP_DIR's results as report.md and report.html with figures."""
+@json_option("Print the report's files as one JSON object.")
+def report(sweep_dir, as_json):
+    """Render SWEEP_DIR's results as report.md, report.html and figures/*.png,
+    written into SWEEP_DIR itself."""
     from condor_rlrep.report.render import render_report
 
-    click.echo(f"report: {render_report(sweep_dir)}")
+    path = render_report(sweep_dir)
+    if as_json:
+        emit_json(_report_files(path))
+    else:
+        click.echo(f"report: {path}")
+
+
+def _fields(summary) -> dict:
+    from dataclasses import asdict, is_dataclass
+
+    if is_dataclass(summary):
+        return asdict(summary)
+    return {key: value for key, value in vars(summary).items() if not key.startswith("_")}
+
+
+def _report_files(markdown: Path | None) -> dict:
+    """The report's files (render_report returns the Markdown; the rest sit beside it)."""
+    if markdown is None:
+        return {"report": None}
+    markdown = Path(markdown)
+    html = markdown.with_suffix(".html")
+    figures = markdown.parent / "figures"
+    return {
+        "report": str(markdown),
+        "html": str(html) if html.exists() else None,
+        "figures": sorted(str(path) for path in figures.glob("*.png")) if figures.is_dir() else [],
+    }
 
 
 class _Null:

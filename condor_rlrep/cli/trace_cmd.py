@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import json
 import time
 from pathlib import Path
 
 import click
+
+from condor_rlrep.cli.options import emit_json, json_option, out_option
 
 __all__ = ["trace"]
 
@@ -25,7 +26,8 @@ def trace() -> None:
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a profile value, e.g. logins.per_year=1000000 or rooms.0.machines=50 (repeatable).")
 @click.option("--compress", is_flag=True, help="Write logins and jobs as .csv.gz.")
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Trace folder.")
+@out_option("dir", "Trace folder to write.", required=True, old=("--output",), path_type=Path)
+@json_option("Print what was written as one JSON object.")
 def generate(
     preset: str | None,
     profile_file: Path | None,
@@ -33,7 +35,8 @@ def generate(
     seed: int,
     overrides: tuple[str, ...],
     compress: bool,
-    output: Path,
+    out: Path,
+    as_json: bool,
 ) -> None:
     """Generate a synthetic trace from a preset or profile file."""
     from condor_rlrep.sim.generator import generate_trace
@@ -43,10 +46,15 @@ def generate(
         raise click.UsageError("give exactly one of --preset or --profile")
     began = time.perf_counter()
     result = generate_trace(profile_file or preset, days=days, seed=seed, overrides=overrides)
-    write_trace(result, output, compress=compress)
+    write_trace(result, out, compress=compress)
+    seconds = time.perf_counter() - began
+    if as_json:
+        emit_json({**_counts(out, result), "days": result.length / 86400, "start": result.start.isoformat(),
+                   "seconds": seconds})
+        return
     click.echo(
-        f"{output}: {result.machine_count} machines, {result.login_count} logins, {result.job_count} jobs, "
-        f"{result.length / 86400:g} days from {result.start.isoformat()} ({time.perf_counter() - began:.1f} s)"
+        f"{out}: {result.machine_count} machines, {result.login_count} logins, {result.job_count} jobs, "
+        f"{result.length / 86400:g} days from {result.start.isoformat()} ({seconds:.1f} s)"
     )
 
 
@@ -58,21 +66,30 @@ def generate(
               help="machines.csv giving the machines (and their power figures).")
 @click.option("--timezone", default=None, help="IANA time zone of the trace (default: from the input, else UTC).")
 @click.option("--compress", is_flag=True, help="Write logins and jobs as .csv.gz.")
-@click.option("-o", "--output", type=click.Path(file_okay=False, path_type=Path), required=True, help="Trace folder.")
+@out_option("dir", "Trace folder to write.", required=True, old=("--output",), path_type=Path)
+@json_option("Print what was written as one JSON object.")
 def load(fmt: str, files: tuple[Path, ...], machines: Path | None, timezone: str | None, compress: bool,
-         output: Path) -> None:
+         out: Path, as_json: bool) -> None:
     """Convert HTCondor history, SWF or FTA files into a trace folder."""
     from condor_rlrep.sim.loaders import load_trace
     from condor_rlrep.sim.trace_io import write_trace
 
     result = load_trace(fmt, files, machines=machines, timezone=timezone)
-    write_trace(result, output, compress=compress)
-    click.echo(f"{output}: {result.machine_count} machines, {result.login_count} logins, {result.job_count} jobs")
+    write_trace(result, out, compress=compress)
+    if as_json:
+        emit_json(_counts(out, result))
+        return
+    click.echo(f"{out}: {result.machine_count} machines, {result.login_count} logins, {result.job_count} jobs")
+
+
+def _counts(out: Path, result) -> dict:
+    return {"trace": str(out), "machines": result.machine_count, "logins": result.login_count,
+            "jobs": result.job_count}
 
 
 @trace.command()
 @click.argument("directory", type=click.Path(file_okay=False, path_type=Path))
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+@json_option()
 def info(directory: Path, as_json: bool) -> None:
     """Show counts and login/job rates by hour of day and weekday."""
     from condor_rlrep.sim.trace_io import read_trace
@@ -80,7 +97,7 @@ def info(directory: Path, as_json: bool) -> None:
 
     summary = summarize(read_trace(directory))
     if as_json:
-        click.echo(json.dumps(summary, indent=2))
+        emit_json(summary)
         return
     click.echo(f"trace      {directory}")
     click.echo(f"source     {summary['source']}")
