@@ -15,7 +15,8 @@ from condor_rlrep.errors import InputError
 @click.argument("experiment")
 @click.option("--quick", is_flag=True, help="The reduced variant of the experiment (its [quick] table).")
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Runs in parallel (local backend).")
-@click.option("--backend", type=click.Choice(["local", "condor"]), default="local", show_default=True)
+@click.option("--backend", type=click.Choice(["local", "condor"]), default="local", show_default=True,
+              help="local: run here; condor: write a DAG that runs the grid on an HTCondor pool.")
 @out_option("dir", "Sweep folder.  [default: results/EXPERIMENT[-quick]]", dest="out_dir", path_type=Path)
 @click.option("--only", "only", multiple=True, metavar="RUN_ID", help="Run only these runs (used by the condor backend).")
 @click.option("--prepare-only", is_flag=True, help="Only build the shared trace (used by the condor backend).")
