@@ -23,7 +23,7 @@ from condor_rlrep.agent.config import SCHEDULES, STRATEGIES, AgentConfig
 from condor_rlrep.agent.location import resolve_store
 from condor_rlrep.agent.retention import Retention, parse_duration
 from condor_rlrep.atomic import atomic_path
-from condor_rlrep.cli.options import emit_json, json_option, out_option
+from condor_rlrep.cli.options import HELP, emit_json, json_option, out_option
 from condor_rlrep.cli.params import FiniteFloat
 from condor_rlrep.errors import StoreError
 from condor_rlrep.outcome import reward as outcome_reward
@@ -88,7 +88,7 @@ def _config_options(func: Any) -> Any:
     return func
 
 
-@click.group()
+@click.group(context_settings=HELP)
 def agent() -> None:
     """Create, inspect and drive the replica agent's store."""
 
@@ -140,7 +140,7 @@ def show(store_path: str | None, as_json: bool, plot: str | None) -> None:
         for h in range(24)
     ]
     if plot:
-        _plot(plot, cells, labels)
+        _plot(plot, cells, labels, learned.config.max_replicas)
     if as_json:
         emit_json({"bins": labels, "timezone": learned.config.timezone, "hours": cells})
         return
@@ -154,22 +154,36 @@ def show(store_path: str | None, as_json: bool, plot: str | None) -> None:
         click.echo(f"{hour:>4} {text}")
 
 
-def _plot(path: str, cells: list[list[dict[str, Any]]], labels: list[str]) -> None:
+def _plot(path: str, cells: list[list[dict[str, Any]]], labels: list[str], max_replicas: int) -> None:
+    """Heatmap of the best replica count: one discrete colour per count
+    (1..R), blank where no reward was seen, and each cell's reward count."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     import numpy as np
+    from matplotlib.colors import BoundaryNorm, ListedColormap
 
     grid = np.array([[c["replicas"] if c["rewards"] else np.nan for c in row] for row in cells], dtype=float)
-    fig, ax = plt.subplots(figsize=(1.0 + 0.6 * len(labels), 8))
-    image = ax.imshow(grid, aspect="auto", cmap="viridis", origin="upper")
+    counts = np.array([[c["rewards"] for c in row] for row in cells])
+    palette = plt.get_cmap("viridis", max_replicas)
+    colours = ListedColormap([palette(i) for i in range(max_replicas)]).with_extremes(bad="white")
+    norm = BoundaryNorm(np.arange(0.5, max_replicas + 1.0), max_replicas)
+    fig, ax = plt.subplots(figsize=(1.6 + 0.62 * len(labels), 8))
+    image = ax.imshow(grid, aspect="auto", cmap=colours, norm=norm, origin="upper")
+    for (hour, column), seen in np.ndenumerate(counts):
+        if seen:
+            shade = colours(norm(grid[hour, column]))
+            light = 0.299 * shade[0] + 0.587 * shade[1] + 0.114 * shade[2] > 0.55
+            ax.text(column, hour, str(seen), ha="center", va="center", fontsize=6,
+                    color="black" if light else "white")
     ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
     ax.set_yticks(range(24))
-    ax.set_xlabel("phi' bin")
+    ax.set_xlabel("φ′ bin")
     ax.set_ylabel("hour of day")
-    ax.set_title("best replica count (blank: no rewards yet)")
-    fig.colorbar(image, ax=ax, label="replicas")
+    ax.set_title("best replica count (number: rewards seen; blank: none yet)", fontsize=9)
+    bar = fig.colorbar(image, ax=ax, ticks=range(1, max_replicas + 1))
+    bar.set_label("replicas")
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)

@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from condor_rlrep.cli.options import HELP
+
 _RAW = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
 
 
@@ -36,7 +38,7 @@ def _help_asked(argv: tuple[str, ...]) -> bool:
     return False
 
 
-@click.group("hook")
+@click.group("hook", context_settings=HELP)
 def hook() -> None:
     """Run a DAGMan hook (pre, post, reaper) by hand, with the arguments
     `instrument` wrote into the DAG's SCRIPT lines (`hook pre --help`)."""

@@ -18,7 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from condor_rlrep import __version__
-from condor_rlrep.cli.options import LOGGER
+from condor_rlrep.cli.options import HELP, LOGGER
 from condor_rlrep.errors import RlrepError
 
 # command name -> "module:attribute" of a click command or group
@@ -140,7 +140,7 @@ def _set_verbosity(verbose: int, quiet: int) -> None:
     logger.propagate = False
 
 
-@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=_LazyGroup, context_settings=HELP)
 @click.version_option(__version__, prog_name="condor-rlrep")
 @click.option("-v", "--verbose", count=True, help="More messages on stderr (-vv: debug).")
 @click.option("-q", "--quiet", count=True, help="Fewer messages on stderr: errors only.")

@@ -26,16 +26,18 @@ from typing import Any
 import click
 
 from condor_rlrep.cli.params import Phi, Seconds
-from condor_rlrep.criticality import DEFAULT_PHI, PHI_MODES
 
 __all__ = [
-    "DEFAULT_PHI", "phi_option", "criticality_option", "default_estimate_option", "out_option",
+    "HELP", "phi_option", "criticality_option", "default_estimate_option", "out_option",
     "json_option", "max_replicas_option", "deprecated_alias", "emit_json", "warn",
 ]
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
 
 LOGGER = "condor_rlrep"
+HELP = {"help_option_names": ["-h", "--help"]}
+"""Context settings of every group: ``-h`` works however a group is invoked
+(click caches a command's help option from its first context)."""
 
 
 def warn(message: str) -> None:
@@ -68,12 +70,20 @@ def deprecated_alias(old: str, dest: str, new: str, **option: Any) -> Decorator:
     return decorate
 
 
+# condor_rlrep.criticality is imported where an option is built, not here:
+# main.py imports this module, and `condor-rlrep hook …` should stay light.
+
+
 def phi_option(help: str = "Contingency φ ≥ 0: the workflow should finish within (1+φ)·CR(W).") -> Decorator:
+    from condor_rlrep.criticality import DEFAULT_PHI
+
     return click.option("--phi", type=Phi(minimum=0.0), default=DEFAULT_PHI, show_default=True, help=help)
 
 
 def criticality_option(default: str | None = "balanced") -> Decorator:
     """``--criticality``; ``default=None`` leaves it to a config file (instrument)."""
+
+    from condor_rlrep.criticality import PHI_MODES
 
     def decorate(func: Callable[..., Any]) -> Callable[..., Any]:
         func = deprecated_alias("--phi-mode", "criticality", "--criticality", type=click.Choice(PHI_MODES))(func)

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import click
 
-from condor_rlrep.cli.options import emit_json, json_option, out_option
+from condor_rlrep.cli.options import HELP, emit_json, json_option, out_option
 
 __all__ = ["trace"]
 
 
-@click.group()
+@click.group(context_settings=HELP)
 def trace() -> None:
     """Generate, load and check cluster traces (folders of CSV + trace.toml)."""
 

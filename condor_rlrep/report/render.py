@@ -8,6 +8,7 @@ whichever backend produced them.
 from __future__ import annotations
 
 import html
+import re
 from pathlib import Path
 from typing import Any
 
@@ -78,18 +79,35 @@ class Report:
         ]
         for block in self.blocks:
             if block[0] == "h":
-                parts.append(f"<h{block[1]}>{html.escape(block[2])}</h{block[1]}>")
+                parts.append(f"<h{block[1]}>{_inline(block[2])}</h{block[1]}>")
             elif block[0] == "p":
-                parts.append(f"<p>{html.escape(block[1])}</p>")
+                parts.append(f"<p>{_inline(block[1])}</p>")
             elif block[0] == "table":
-                parts.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in block[1]) + "</tr>")
+                parts.append("<table><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in block[1]) + "</tr>")
                 for row in block[2]:
-                    parts.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
+                    parts.append("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>")
                 parts.append("</table>")
             else:
                 parts.append(f"<p><img src='{html.escape(block[1])}' alt='{html.escape(block[2])}'></p>")
         parts.append("</body></html>")
         return "\n".join(parts) + "\n"
+
+
+_CODE = re.compile(r"`([^`]+)`")
+_STRONG = re.compile(r"\*\*(.+?)\*\*")
+
+
+def _inline(text: str) -> str:
+    """The Markdown the report writes inline (``**bold**``, ```code```) as
+    HTML; everything else escaped. Code spans first: no bold inside them."""
+    pieces = _CODE.split(text)
+    out = []
+    for index, piece in enumerate(pieces):
+        if index % 2:
+            out.append(f"<code>{html.escape(piece)}</code>")
+        else:
+            out.append(_STRONG.sub(lambda m: f"<strong>{m.group(1)}</strong>", html.escape(piece)))
+    return "".join(out)
 
 
 def _num(value: float | None, fmt: str = "{:,.0f}") -> str:
