@@ -217,6 +217,11 @@ def _verdict(history: Any, state: dict[str, Any] | None, return_code: int | None
     if replicated:
         if history.succeeded:
             return 0, f"replica {history.winner} of cluster {history.cluster} succeeded"
+        unfinished = sorted(set(history.procs) - set(history.finished_procs))
+        if unfinished and (return_code is not None or success_flag is not None):
+            # DAGMan runs POST once every proc left the queue: the log lacks an end (truncated)
+            code, source = fallback_post_code(None, return_code, success_flag)
+            return code, f"no end of proc(s) {unfinished} in the node log (truncated?): from {source}"
         if history.first_failure_code is not None:
             return exit_status(history.first_failure_code), f"no replica succeeded; first failure {history.first_failure_code}"
         return fallback_post_code(False, return_code, success_flag)
@@ -275,6 +280,12 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
                     phi_prime=float(state["phi_prime"]), estimate=float(state["estimate"]),
                     replicas=int(state["replicas"]), power=settings.power_table(), failure_reward=failure_reward,
                 )
+            identity = decision_identity(settings, state)
+            held = store.decision(int(decision_id)).context
+            if any(held.get(key) != value for key, value in identity.items()):
+                # the store was replaced since PRE (ids restart): that id is another decision
+                return (f"{summary}; outcome NOT recorded: decision {decision_id} of {store_path} is not this "
+                        f"node's (it is {held.get('node')!r} of run {held.get('run')!r}; store replaced since PRE?)")
             fresh = store.record_outcome(int(decision_id), outcome)
             flushed, kept = flush_spool(context, store, store_path)
     except Exception as err:
