@@ -44,17 +44,22 @@ class HookArgs:
     """Parsed hook argv: ``options`` (name without dashes → value; macros
     included), ``user_argv`` (the chained script, empty if none), ``problems``."""
 
-    def __init__(self, options: dict[str, str], user_argv: list[str], problems: list[str]):
+    def __init__(self, options: dict[str, str], user_argv: list[str], problems: list[str],
+                 macros: frozenset[str] = frozenset()):
         self.options = options
         self.user_argv = user_argv
         self.problems = problems
+        self.macros = macros
+        """Names whose value DAGMan substituted (the positional section)."""
 
     def text(self, name: str) -> str | None:
-        """The value of ``name``, or None when absent or an unsubstituted macro."""
+        """The value of ``name``, or None when absent or a macro DAGMan did
+        not substitute (an option instrument wrote is taken as written: a
+        node may be named ``$RETURN``)."""
         value = self.options.get(name)
         if value is None:
             return None
-        if _MACRO.match(value):
+        if name in self.macros and _MACRO.match(value):
             self.problems.append(f"{name} got {value!r}: DAGMan did not substitute that macro")
             return None
         return value
@@ -133,12 +138,14 @@ def parse_hook_argv(argv: Sequence[str]) -> HookArgs:
         values = []
         if user_count and len(rest) > user_count and rest[-user_count - 1] == "--":
             user = rest[-user_count:]
+    substituted = set()
     for name, value in zip(names, values):
         if name not in OPTION_NAMES:
             problems.append(f"unknown macro name {name!r}")
             continue
         options[name] = value
-    return HookArgs(options, user, problems)
+        substituted.add(name)
+    return HookArgs(options, user, problems, frozenset(substituted))
 
 
 def _count(text: str | None, problems: list[str]) -> int:
