@@ -35,7 +35,7 @@ from condor_rlrep.hooks.chain import exit_status, run_user_script
 from condor_rlrep.hooks.failopen import describe, fallback_post_code
 from condor_rlrep.hooks.hooklog import HookLog
 
-__all__ = ["run_post", "flush_spool", "close_orphaned"]
+__all__ = ["run_post", "flush_spool", "close_orphaned", "close_undecided"]
 
 
 def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -> int:
@@ -356,6 +356,29 @@ def flush_spool(context: str, store: Any, store_spec: str) -> tuple[int, list[st
         os.unlink(path)
         done += 1
     return done, kept
+
+
+def close_undecided(settings: Any, node: str, state: dict[str, Any]) -> str | None:
+    """Close what a PRE killed while deciding may have decided: a pending
+    decision of this DAG, node, run and attempt (the store is scanned: this
+    only happens after a killed PRE). Its replicas never ran, so its reward
+    is its estimate and nothing is learnt."""
+    if not settings.store:
+        return None
+    from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+
+    identity = {"dag": settings.dag, "node": node, "run": state.get("run_id"), "retry": state.get("retry")}
+    closed = []
+    with open_store(settings.store_path(), busy_timeout=float(getattr(settings, "store_timeout", 10.0)),
+                    connect_timeout=HOOK_CONNECT_TIMEOUT) as store:
+        for record in store.decisions():
+            if record.pending and all(record.context.get(k) == v for k, v in identity.items()):
+                store.record(record.decision_id, record.estimate,
+                             {"closed": f"not run: PRE of attempt {state.get('retry')} was killed after deciding"})
+                closed.append(str(record.decision_id))
+    if not closed:
+        return None
+    return f"decision(s) {', '.join(closed)} of attempt {state.get('retry')} closed unrun (its PRE was killed)"
 
 
 def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any], *,

@@ -181,6 +181,10 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         from condor_rlrep.hooks.layout import broker_socket
 
         timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
+        # Noted before deciding: a PRE killed between the store's commit and
+        # the state below leaves this, and the node's next PRE closes
+        # whatever this attempt decided (no decision pending for ever).
+        write_node_state(node_state_path(context, node), {**state, "mode": "deciding"})
         with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
                         broker=broker_socket(context)) as store:
             decision = store.decide(
@@ -247,8 +251,17 @@ def _close_orphaned(context: str, settings: Any, node: str, dagid: str | None, r
         old = read_node_state(node_state_path(context, node))
     except (OSError, ValueError):
         return None
-    if old.get("decision_id") is None or (old.get("dagid") == dagid and old.get("retry") == retry):
-        return None  # nothing decided, or this very attempt (DEFER): not an orphan
+    if old.get("dagid") == dagid and old.get("retry") == retry:
+        return None  # this very attempt (DEFER): not an orphan
+    if old.get("mode") == "deciding":
+        try:
+            from condor_rlrep.hooks.post import close_undecided
+
+            return close_undecided(settings, node, old)
+        except Exception as err:
+            return f"could not close what attempt {old.get('retry')} decided before PRE was killed: {describe(err)}"
+    if old.get("decision_id") is None:
+        return None
     try:
         from condor_rlrep.hooks.post import close_orphaned
 

@@ -120,7 +120,7 @@ def _integer(value: Any) -> bool:
 
 _STATE_CHECKS: dict[str, Any] = {
     "node": lambda v: isinstance(v, str),
-    "mode": lambda v: v in ("replicas", "passthrough"),
+    "mode": lambda v: v in ("replicas", "passthrough", "deciding"),
     "retry": lambda v: v is None or (_integer(v) and v >= 0),
     "dagid": lambda v: v is None or isinstance(v, str),
     "run_id": lambda v: isinstance(v, str),
