@@ -302,6 +302,7 @@ FAULTS: dict[str, tuple[Step | None, Callable[[Node], object], Step | None, Call
     "state corrupt at POST": (None, nothing, lambda n: n.state.write_text("{ nope"), nothing, "PRE state unreadable"),
     "state a list": (None, nothing, lambda n: n.state.write_text("[]"), nothing, "PRE state unreadable"),
     "state replicas a string": (None, nothing, edit_state(replicas="3"), nothing, "PRE state unreadable"),
+    "state replicas a list": (None, nothing, edit_state(replicas=[3]), nothing, "PRE state unreadable"),
     "state offset negative": (None, nothing, edit_state(log_offset=-5), nothing, "PRE state unreadable"),
     "state files not a list": (None, nothing, edit_state(files="/etc/passwd"), nothing, "PRE state unreadable"),
     "state of another attempt": (None, nothing, edit_state(retry=4), nothing, "attempt 4"),
