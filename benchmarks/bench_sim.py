@@ -1,113 +1,207 @@
-"""Simulator speed: one simulated year of the newcastle-2010 preset with 10 %
-of its jobs replaced by Figure-1 workflows under ``rl:3`` (issue 5).
+"""Simulator speed against its two anchors, side by side in one run (issue 13).
 
-Targets (DESIGN §5, issue 5): ≤ 120 s wall and ≤ 2 GB for the year; aim for
-≥ 270 k model events/s, i.e. within 3× of a bare ``heapq`` loop. The bare
-loop here pushes and pops the same number of events through a heap holding
-as many pending events as the cluster has machines, in the same process.
+One Newcastle-scale year (newcastle-2010 preset, trace seed 2010: 1,400
+machines, ≈1.23 M logins, ≈562 k jobs) with 10 % of the jobs replaced by
+Figure-1 workflows, simulated by
 
-    /work/venv/bin/python benchmarks/bench_sim.py [--days 365] [--repeat 3] [--trace DIR]
+* ours — ``condor_rlrep.sim.run.simulate``, everything included (set-up,
+  the event loop, the per-decision log and its reduction);
+* the bare ``heapq`` loop of the same model (``sim_heapq_model.py``) — it
+  must give exactly our results (checked; the run fails otherwise);
+* the same model written idiomatically in SimPy (``sim_simpy_model.py``) —
+  same rules, its own order of simultaneous events, so its results agree
+  statistically (printed beside ours).
 
-Prints the median over ``--repeat`` runs of each figure, and the ratio, in
-wall time and in CPU time of this process (the CPU figures are the fair ones
-on a shared, loaded machine; the load average is printed with them).
+Each repetition runs the three in alternating order (ours first, then last)
+with the cyclic garbage collector off for all of them, as ``simulate``
+does; figures are medians over ``--repeat``. Events are counted the same way
+in all three (logins, logouts, job and workflow arrivals, reboots, job
+completions); replica submissions and superseded completions ("stale
+pops": completions of runs evicted or removed since) are stated apart.
+Per-task overhead: (our year with workflows − our year with w = 0) / tasks.
+Peak RSS: a fresh process that reads the year's trace folder (as a sweep
+does) and simulates ``rl:3``.
+
+    python benchmarks/bench_sim.py [--days 365] [--repeat 3] [--policies single,rl:3]
+                                   [--workflow figure1] [--no-simpy] [--no-rss]
+
+Goals (issue 13): rl:3 ≥ 3× SimPy's events/s and within 2× of the bare loop;
+single within 1.5× of the bare loop; per-task overhead ≤ 12 µs (single) and
+≤ 20 µs (rl:3); peak RSS of a year ≤ 400 MB. Needs the ``bench`` extra
+(``pip install -e '.[bench]'``: SimPy).
 """
 
 from __future__ import annotations
 
 import argparse
-import heapq
+import gc
 import json
 import os
-import resource
 import statistics
+import subprocess
 import sys
+import tempfile
 import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from sim_heapq_model import run_heapq_model  # noqa: E402
+from sim_model_inputs import ModelOutput, model_input  # noqa: E402
+
+from condor_rlrep.sim.run import SimConfig, SimResult, load_trace, simulate  # noqa: E402
+
+GOALS = {
+    "rl:3": {"min_x_simpy": 3.0, "max_x_bare": 2.0, "max_task_us": 20.0},
+    "single": {"max_x_bare": 1.5, "max_task_us": 12.0},
+}
+RSS_GOAL_MB = 400.0
 
 
-def bare_heapq(events: int, pending: int, seed: int = 0) -> tuple[float, float]:
-    """(wall, CPU) seconds to pop ``events`` events off a heap of ``pending`` and push a
-    successor for each: the floor of any heap-driven event loop."""
-    import numpy as np
+def ours_output(result: SimResult) -> ModelOutput:
+    """Our result in the reference models' terms."""
+    e = result.energy_kwh
+    return ModelOutput(
+        events=result.events, stale_pops=int(result.extra.get("stale_pops", -1)),
+        replica_submissions=int(result.tasks["replicas"].sum()), tasks=len(result.tasks["submit"]),
+        workflows=result.workflows, completed=result.completed, within=dict(result.within),
+        good_j=float(result.tasks["good_j"].sum()), bad_j=float(result.tasks["bad_j"].sum()),
+        background_j=e["background"] * 3.6e6, evictions=result.evictions["total"],
+    )
 
-    rng = np.random.default_rng(seed)
-    gaps = rng.exponential(3600.0, size=1 << 16).tolist()
-    heap = [(gaps[i % len(gaps)], i, i % pending) for i in range(pending)]
-    heapq.heapify(heap)
-    pop, push = heapq.heappop, heapq.heappush
-    mask = len(gaps) - 1
-    seq = pending
-    t0, c0 = time.perf_counter(), time.process_time()
-    for _ in range(events):
-        t, _s, payload = pop(heap)
-        push(heap, (t + gaps[seq & mask], seq, payload))
-        seq += 1
-    return time.perf_counter() - t0, time.process_time() - c0
+
+def timed(fn, *args):
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        w0, c0 = time.perf_counter(), time.process_time()
+        out = fn(*args)
+        return out, time.perf_counter() - w0, time.process_time() - c0
+    finally:
+        if was:
+            gc.enable()
+
+
+def peak_rss_mb(trace_dir: Path, days: float, policy: str, workflow: str) -> float:
+    code = (
+        "import resource, sys\n"
+        "from condor_rlrep.sim.run import SimConfig, simulate\n"
+        "from condor_rlrep.sim.trace_io import read_trace\n"
+        f"r = simulate(read_trace({str(trace_dir)!r}), SimConfig(workflows=({workflow!r},), policy={policy!r}, "
+        f"phi=0.1, seed=1, days={days!r}))\n"
+        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    return float(out.stdout.split()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--days", type=float, default=365.0)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--policy", default="rl:3")
-    parser.add_argument("--phi", type=float, default=0.1)
-    parser.add_argument("--trace", default=None, help="A trace folder instead of generating the preset.")
+    parser.add_argument("--policies", default="single,rl:3")
+    parser.add_argument("--workflow", default="figure1")
     parser.add_argument("--trace-seed", type=int, default=2010)
+    parser.add_argument("--no-simpy", action="store_true", help="Skip the SimPy model (it is the slow one).")
+    parser.add_argument("--no-rss", action="store_true", help="Skip the peak-RSS subprocess.")
     args = parser.parse_args()
+    run_simpy_model = None
+    if not args.no_simpy:
+        from sim_simpy_model import run_simpy_model
 
-    from condor_rlrep.sim.run import SimConfig, load_trace, simulate
-
-    t0 = time.perf_counter()
-    trace = (
-        load_trace(trace_dir=args.trace)
-        if args.trace
-        else load_trace(preset="newcastle-2010", days=args.days, seed=args.trace_seed)
-    )
-    trace_seconds = time.perf_counter() - t0
-    config = SimConfig(workflows=("figure1",), fraction=0.10, policy=args.policy, phi=args.phi, seed=1,
-                       days=args.days)
-    walls, cpus, runs, rates, cpu_rates, bare_rates, bare_cpu_rates = [], [], [], [], [], [], []
-    result = None
-    for _ in range(args.repeat):
-        c0 = time.process_time()
-        result = simulate(trace, config)
-        cpu = time.process_time() - c0
-        walls.append(result.wall_seconds)
-        cpus.append(cpu)
-        runs.append(result.extra["run_seconds"])
-        rates.append(result.events / result.wall_seconds)
-        cpu_rates.append(result.events / cpu)
-        bare_wall, bare_cpu = bare_heapq(result.events, trace.machine_count)
-        bare_rates.append(result.events / bare_wall)
-        bare_cpu_rates.append(result.events / bare_cpu)
-    assert result is not None
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    ours, floor = statistics.median(rates), statistics.median(bare_rates)
-    ours_cpu, floor_cpu = statistics.median(cpu_rates), statistics.median(bare_cpu_rates)
-    summary = result.summary()
-    report = {
+    load_before = os.getloadavg()
+    trace = load_trace(preset="newcastle-2010", days=args.days, seed=args.trace_seed)
+    report: dict = {
         "trace": f"{trace.machine_count} machines, {trace.login_count} logins, {trace.job_count} jobs, "
                  f"{trace.length / 86400:g} days",
-        "trace_seconds": round(trace_seconds, 2),
-        "policy": args.policy,
-        "workflows": summary["workflows"],
-        "tasks": summary["tasks"],
-        "events": result.events,
-        "wall_seconds_median": round(statistics.median(walls), 2),
-        "cpu_seconds_median": round(statistics.median(cpus), 2),
-        "event_loop_wall_seconds_median": round(statistics.median(runs), 2),
-        "events_per_second_median": round(ours),
-        "bare_heapq_events_per_second_median": round(floor),
-        "ratio_bare_over_ours": round(floor / ours, 2),
-        "events_per_cpu_second_median": round(ours_cpu),
-        "bare_heapq_events_per_cpu_second_median": round(floor_cpu),
-        "ratio_bare_over_ours_cpu": round(floor_cpu / ours_cpu, 2),
-        "peak_rss_mb": round(rss_mb),
-        "within_120s": statistics.median(walls) <= 120.0,
-        "within_2GB": rss_mb <= 2048.0,
-        "aim_270k_events_per_second": ours >= 270_000,
-        "load_average_1min": round(os.getloadavg()[0], 2),
+        "workflow": args.workflow,
+        "repeat": args.repeat,
+        "python": sys.version.split()[0],
     }
+
+    def config(policy: str, fraction: float = 0.10) -> SimConfig:
+        return SimConfig(workflows=(args.workflow,), fraction=fraction, policy=policy, phi=0.1, seed=1,
+                         days=args.days)
+
+    # Engine alone (no workflows): the base of the per-task overhead.
+    empty = [timed(simulate, trace, config("single", 0.0))[1:] for _ in range(args.repeat)]
+    engine_wall = statistics.median(w for w, _ in empty)
+    engine_cpu = statistics.median(c for _, c in empty)
+    report["engine_alone"] = {"wall_s": round(engine_wall, 3), "cpu_s": round(engine_cpu, 3)}
+
+    for policy in [p.strip() for p in args.policies.split(",") if p.strip()]:
+        cfg = config(policy)
+        inp = model_input(trace, cfg)
+        models = {"ours": lambda: simulate(trace, cfg), "bare": lambda: run_heapq_model(inp)}
+        if run_simpy_model is not None:
+            models["simpy"] = lambda: run_simpy_model(inp)
+        names = list(models)
+        walls: dict[str, list[float]] = {k: [] for k in names}
+        cpus: dict[str, list[float]] = {k: [] for k in names}
+        outputs: dict[str, ModelOutput] = {}
+        for rep in range(args.repeat):
+            for name in names if rep % 2 == 0 else names[::-1]:
+                out, wall, cpu = timed(models[name])
+                walls[name].append(wall)
+                cpus[name].append(cpu)
+                outputs[name] = ours_output(out) if name == "ours" else out
+        ours, bare = outputs["ours"], outputs["bare"]
+        if ours.key() != bare.key():
+            raise SystemExit(f"{policy}: the bare loop's results differ from ours:\n{ours}\n{bare}")
+        wall = {k: statistics.median(v) for k, v in walls.items()}
+        cpu = {k: statistics.median(v) for k, v in cpus.items()}
+        rate = {k: outputs[k].events / wall[k] for k in names}
+        entry: dict = {
+            "events": ours.events,
+            "replica_submissions": ours.replica_submissions,
+            "stale_pops": bare.stale_pops,
+            "tasks": ours.tasks,
+            "workflows": ours.workflows,
+            "bare_results_identical": True,
+            "wall_s": {k: round(v, 3) for k, v in wall.items()},
+            "cpu_s": {k: round(v, 3) for k, v in cpu.items()},
+            "events_per_s": {k: round(v) for k, v in rate.items()},
+            "ours_speed_x_bare": round(wall["bare"] / wall["ours"], 3),
+            "ours_time_x_bare": round(wall["ours"] / wall["bare"], 3),
+            "ours_time_x_bare_cpu": round(cpu["ours"] / cpu["bare"], 3),
+            "per_task_overhead_us": round((wall["ours"] - engine_wall) / ours.tasks * 1e6, 2) if ours.tasks else None,
+            "per_task_overhead_us_cpu": round((cpu["ours"] - engine_cpu) / ours.tasks * 1e6, 2) if ours.tasks else None,
+        }
+        if "simpy" in outputs:
+            s = outputs["simpy"]
+            entry["ours_x_simpy_events_per_s"] = round(rate["ours"] / rate["simpy"], 3)
+            entry["ours_x_simpy_cpu"] = round(cpu["simpy"] / cpu["ours"], 3)
+            entry["simpy_events"] = s.events
+            entry["simpy_scheduled_events"] = s.extra.get("simpy_scheduled_events")
+            entry["results_ours_vs_simpy"] = {
+                "within_0.1": [ours.within[0.1], s.within[0.1]],
+                "within_1.0": [ours.within[1.0], s.within[1.0]],
+                "replica_submissions": [ours.replica_submissions, s.replica_submissions],
+                "evictions": [ours.evictions, s.evictions],
+                "bad_kwh": [round(ours.bad_j / 3.6e6, 1), round(s.bad_j / 3.6e6, 1)],
+            }
+        goals = GOALS.get(policy, {})
+        met = {}
+        if "min_x_simpy" in goals and "ours_x_simpy_events_per_s" in entry:
+            met[f">= {goals['min_x_simpy']}x SimPy"] = entry["ours_x_simpy_events_per_s"] >= goals["min_x_simpy"]
+        if "max_x_bare" in goals:
+            met[f"within {goals['max_x_bare']}x of bare"] = entry["ours_time_x_bare"] <= goals["max_x_bare"]
+        if "max_task_us" in goals and entry["per_task_overhead_us"] is not None:
+            met[f"<= {goals['max_task_us']} us/task"] = entry["per_task_overhead_us"] <= goals["max_task_us"]
+        entry["goals_met"] = met
+        report[policy] = entry
+        print(f"{policy}: done", file=sys.stderr, flush=True)
+
+    if not args.no_rss:
+        from condor_rlrep.sim.trace_io import write_trace
+
+        with tempfile.TemporaryDirectory() as tmp:
+            write_trace(trace, Path(tmp) / "trace")
+            rss = peak_rss_mb(Path(tmp) / "trace", args.days, "rl:3", args.workflow)
+        report["peak_rss_mb_rl3_year_from_trace_folder"] = round(rss)
+        report["peak_rss_goal_met"] = rss <= RSS_GOAL_MB
+    report["load_average_before"] = [round(x, 2) for x in load_before]
+    report["load_average_after"] = [round(x, 2) for x in os.getloadavg()]
     json.dump(report, sys.stdout, indent=2)
     sys.stdout.write("\n")
 

@@ -201,6 +201,16 @@ def evaluate_runs(
     objects. Returns ``(completed, success, finish_time, good_j, bad_j, sigma,
     reward, winner)``. A property test checks it against :func:`evaluate`.
     """
+    if len(runs) == 1:
+        start, winner, end, how, watts = runs[0]
+        if how == "success" and watts >= 0.0 and replicas >= 1:
+            # The common case (one replica, not interrupted), with the
+            # general path's arithmetic: good = its energy, nothing wasted,
+            # so σ = 0 whatever the denominator.
+            seconds = end - start
+            good = (seconds if seconds > 0.0 else 0.0) * watts
+            succeeded = end <= task_deadline(submit_time, phi_prime, estimate)
+            return True, succeeded, end, good, 0.0, 0.0, (1.0 if succeeded else failure_reward), winner
     ordered = sorted(runs, key=_START_REPLICA)  # stable, by (start, replica), as evaluate sorts
     winner_index = -1
     best_end = best_replica = 0.0

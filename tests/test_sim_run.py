@@ -251,3 +251,40 @@ def test_current_task_mode_uses_phi_double_prime():
     first_a = names.index("A")
     # φ″ = (d − s_t − max_{j∈C} L′_j)/e_t − 1 = (1.1·4L − 3L)/L − 1 at s(W)
     assert t["phi_prime"][first_a] == pytest.approx(0.4)
+
+
+def _same_result(a, b) -> None:
+    for name in ("wf_template", "wf_trace_job", "wf_start", "wf_finish", "wf_critical_path", "wf_deadline", "wf_p",
+                 "wf_good_j", "wf_bad_j", "wf_replicas", "wf_evictions"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name, strict=True)
+    assert a.tasks.keys() == b.tasks.keys()
+    for name in a.tasks:
+        np.testing.assert_array_equal(a.tasks[name], b.tasks[name], err_msg=name, strict=True)
+    assert a.within == b.within and a.energy_kwh == b.energy_kwh and a.evictions == b.evictions
+    assert a.events == b.events and a.config == b.config
+
+
+@pytest.mark.parametrize("policy", ["single", "fixed:2", "oracle:2"])
+def test_a_phi_independent_run_is_rejudged_bit_for_bit(tmp_path, policy):
+    # Busy enough that tasks miss deadlines at small φ; a DAG with a NOOP
+    # node (a jobless task) beside the Figure-1 workflow.
+    dag = tmp_path / "noop.dag"
+    dag.write_text("JOB A a.sub\nJOB B b.sub NOOP\nJOB C c.sub\nPARENT A CHILD B\nPARENT B CHILD C\n")
+    rng = np.random.default_rng(8)
+    trace = poisson_trace(rng, machines=30, rate=1 / 3000, length=4e5, session=900, jobs=160,
+                          job_length=900, job_window=(0, 3e5))
+    base = dict(workflows=("figure1", f"{dag}:0.5"), fraction=0.5, policy=policy, seed=6, default_estimate=1500.0,
+                days=3.2)  # cut short: some tasks are still open at the end
+    once = simulate(trace, SimConfig(phi=0.1, **base))
+    for phi in (0.1, 0.4, 2.0):
+        direct = simulate(trace, SimConfig(phi=phi, **base))
+        rejudged = run_module.result_for_phi(once, phi)
+        _same_result(rejudged, direct)
+        write_outputs(direct, tmp_path / f"direct-{phi}")
+        write_outputs(rejudged, tmp_path / f"rejudged-{phi}")
+        for name in ("workflows.csv", "tasks.csv", "completion.csv", "summary.json"):
+            assert (tmp_path / f"direct-{phi}" / name).read_bytes() == (tmp_path / f"rejudged-{phi}" / name).read_bytes()
+    assert not once.tasks["success"].all()  # the deadlines did bite
+    assert np.isnan(once.tasks["finish"]).any() and (once.tasks["replicas"] == 0).any()
+    with pytest.raises(ValueError, match="depends on phi"):
+        run_module.result_for_phi(simulate(trace, SimConfig(phi=0.1, **{**base, "policy": "rl:2"})), 0.5)

@@ -71,7 +71,7 @@ def test_local_sweep_writes_every_run_and_a_report(tmp_path, experiment_file):
     assert "Table 1" in report and "figures/figure1-fig3a.png" in report
     assert (out / "report.html").exists() and (out / "figures" / "figure1-fig2b.png").exists()
     again = _sweep([str(experiment_file), "--out", str(out)])
-    assert "0 ran, 6 already finished" in again.stdout
+    assert "0 ran (0 simulations), 6 already finished" in again.stdout
 
 
 def test_killed_sweep_resumes_without_redoing_finished_runs(tmp_path, experiment_file):
@@ -91,11 +91,66 @@ def test_killed_sweep_resumes_without_redoing_finished_runs(tmp_path, experiment
 
     resumed = _sweep([str(experiment_file), "--out", str(out), "--no-report"])
     assert resumed.returncode == 0, resumed.stderr
-    assert f"{6 - len(finished)} ran, {len(finished)} already finished" in resumed.stdout
+    assert f"{6 - len(finished)} ran (" in resumed.stdout
+    assert f"{len(finished)} already finished" in resumed.stdout
     for name, stamp in finished.items():
         path = out / "runs" / name
         assert (path.stat().st_ino, path.stat().st_mtime_ns) == stamp, f"{name} was redone"
     assert _results(out) == _results(reference)
+
+
+def test_local_sweep_simulates_phi_independent_runs_once(tmp_path, experiment_file):
+    out = tmp_path / "out"
+    done = _sweep([str(experiment_file), "--out", str(out), "--no-report"])
+    assert done.returncode == 0, done.stderr
+    # single and fixed:2 once for both φ, rl:2 once per φ
+    assert "6 runs: 6 ran (4 simulations), 0 already finished" in done.stdout
+    by_run = {(d["params"]["policy"], d["params"]["phi"]): d["result"] for d in _results(out).values()}
+    # the same run judged at two φ: same workflows and energy, other task successes
+    a, b = by_run[("single", 0.2)], by_run[("single", 1.0)]
+    assert a["within"] == b["within"] and a["energy_kwh"] == b["energy_kwh"]
+    assert a["task_success"] < b["task_success"]
+
+
+def test_phi_independent_results_equal_separate_simulations(tmp_path, experiment_file):
+    from condor_rlrep.sweep.execute import execute_group, execute_run, prepare_trace
+
+    experiment = load_experiment(experiment_file)
+    out = SweepDir(tmp_path / "out")
+    trace_dir = prepare_trace(experiment, out)
+    for group in experiment.run_groups():
+        together = execute_group([dict(spec.params) for spec in group.runs], trace_dir)
+        apart = [execute_run(dict(spec.params), trace_dir) for spec in group.runs]
+        assert json.dumps(together, sort_keys=True) == json.dumps(apart, sort_keys=True)
+    assert [len(g.runs) for g in experiment.run_groups()] == [2, 2, 1, 1]
+
+
+def test_condor_dag_names_everything_by_absolute_path(tmp_path, experiment_file, monkeypatch):
+    # Written from one directory, submitted from another: nothing may be
+    # relative (DAGMan resolves a relative submit file against its own cwd).
+    here = tmp_path / "elsewhere"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    dag_path = write_condor_sweep(load_experiment(experiment_file), SweepDir(Path("..") / "pool"),
+                                  experiment_file=Path("..") / experiment_file.name)
+    assert dag_path.is_absolute() and dag_path.is_file()
+    jobs = [line.split() for line in dag_path.read_text().splitlines() if line.startswith("JOB ")]
+    assert len(jobs) == 1 + 4 + 1  # prepare, one node per simulation, merge
+    for _, _name, submit, *_ in jobs:
+        assert Path(submit).is_absolute() and Path(submit).is_file(), submit
+        description = htcondor2.Submit(Path(submit).read_text())
+        for key in ("executable", "initialdir", "log", "output", "error"):
+            assert Path(description[key]).is_absolute(), (submit, key, description[key])
+        arguments = shlex.split(description["arguments"].strip('"'))
+        for flag in ("--out",):
+            if flag in arguments:
+                assert Path(arguments[arguments.index(flag) + 1].strip("'")).is_absolute()
+        if arguments[0] == "sweep":
+            assert Path(arguments[1].strip("'")).is_absolute()
+    from condor_rlrep.sweep.condor import describe_submit
+
+    command = shlex.split(describe_submit(dag_path))
+    assert command[0] == "condor_submit_dag" and Path(command[1]) == dag_path
 
 
 def test_condor_backend_dag_runs_like_local(tmp_path, experiment_file):
@@ -105,11 +160,11 @@ def test_condor_backend_dag_runs_like_local(tmp_path, experiment_file):
     names = list(workflow.nodes)
     assert names[0].startswith("prepare") and names[-1].startswith("merge")
     runs = [n for n in names if n.startswith("run")]
-    assert len(runs) == 6
+    assert len(runs) == 4  # single and fixed:2 serve both φ
     # Play the pool: run each node's job from its submit description, parents first.
     for name in _topological(workflow):
         node = workflow.nodes[name]
-        description = htcondor2.Submit((dag_path.parent / node.submit).read_text())
+        description = htcondor2.Submit(Path(node.submit).read_text())
         macros = {v.key: v.value for v in node.vars}
         arguments = description["arguments"].strip('"')
         for key, value in macros.items():

@@ -270,3 +270,62 @@ def test_local_clock_follows_summer_time() -> None:
     hour, weekday = trace.local_clock(np.array([0.0, 12 * 3600.0, 14 * 3600.0 + 90.0]))
     assert hour.tolist() == [12.0, 0.0, 3.025]
     assert weekday.tolist() == [5, 6, 6]  # Saturday, then Sunday
+
+
+# ---------------------------------------------------------------- large files, read in chunks
+
+
+def _big_folder(tmp_path: Path, rows: int) -> Path:
+    logins = "".join(f"pc{1 + i % 2},{i},{i + 5}\n" for i in range(rows))
+    jobs = "".join(f"{i}.0,{i},60,user{i % 3}\n" for i in range(rows))
+    return write_folder(tmp_path, logins_csv="machine,start,end\n" + logins, jobs_csv="job,submit,duration,owner\n" + jobs)
+
+
+def test_chunked_reading_gives_the_same_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import condor_rlrep.sim.trace_io as trace_io
+
+    folder = _big_folder(tmp_path, 500)
+    whole = read_trace(folder)
+    monkeypatch.setattr(trace_io, "_CHUNK_CHARS", 37)  # a few lines per chunk
+    chunked = read_trace(folder)
+    assert_same(whole, chunked)
+    assert len(chunked.job_names) == 500 and chunked.job_names[499] == "499.0"
+    assert chunked.job_owner is not None and chunked.job_owner[4] is chunked.job_owner[1]  # owners shared
+
+
+@pytest.mark.parametrize(("row", "column", "value", "what"), [
+    (400, 1, "x", "column 'start': 'x'"), (401, 0, "pc7", "unknown machine 'pc7'"), (402, 2, "-1", "ends before"),
+])
+def test_a_bad_row_in_a_later_chunk_names_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   row: int, column: int, value: str, what: str) -> None:
+    import condor_rlrep.sim.trace_io as trace_io
+
+    folder = _big_folder(tmp_path, 500)
+    lines = (folder / "logins.csv").read_text().splitlines()
+    fields = lines[row + 1].split(",")
+    fields[column] = value
+    lines[row + 1] = ",".join(fields)
+    (folder / "logins.csv").write_text("\n".join(lines) + "\n")
+    monkeypatch.setattr(trace_io, "_CHUNK_CHARS", 50)
+    with pytest.raises(TraceError) as info:
+        read_trace(folder)
+    assert f"logins.csv:{row + 2}" in str(info.value) and what in str(info.value), str(info.value)
+
+
+def test_string_column_behaves_as_a_read_only_list() -> None:
+    from condor_rlrep.sim.trace import StringColumn
+
+    values = ["1.0", "", "grüße", "12.345", "x"]
+    column = StringColumn(values)
+    assert len(column) == 5 and list(column) == values and column.tolist() == values
+    assert column[2] == "grüße" and column[-1] == "x" and column[1] == "" and column[1:3] == ["", "grüße"]
+    with pytest.raises(IndexError):
+        column[5]
+    assert column == values and column == StringColumn(values) and column != values[:-1] and column != ["a"] * 5
+    assert column.take([4, 0]) == ["x", "1.0"]
+    assert StringColumn.concat([StringColumn(values[:2]), StringColumn(values[2:])]) == values
+    assert StringColumn.from_text("ab" + "cde", np.array([2, 3])) == ["ab", "cde"]
+    with pytest.raises(ValueError):
+        StringColumn.from_text("abc", np.array([1, 1]))
+    assert StringColumn() == [] and len(StringColumn.concat([])) == 0
+    assert isinstance(small_trace().job_names, StringColumn)  # a list given to Trace is made compact

@@ -1,8 +1,9 @@
 """The in-memory replica agent: one facade, two verbs (§4.4).
 
 ``choose(state) -> Choice`` and ``learn(state, replicas, reward)``. Estimates
-and counts live in numpy arrays; ε-greedy keeps each state's greedy action in
-a list so that a decision costs one or two uniform draws and a lookup. UCB1
+and counts live in numpy arrays (the public view) mirrored in plain lists
+that the hot paths read; ε-greedy keeps each state's greedy action in a
+list so that a decision costs one or two uniform draws and a lookup. UCB1
 keeps each state's decision (it only changes when the state learns: ``learn``
 drops it) and Thompson each state's posterior (``learn`` updates the one
 action's entry) and draws its standard normals in blocks. The SQLite store
@@ -14,6 +15,7 @@ same uniform stream.
 
 from __future__ import annotations
 
+from math import isfinite
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -76,6 +78,15 @@ class Agent:
         self._normals = BufferedNormal(self._uniform)
         self._choices = [(Choice(index + 1, False), Choice(index + 1, True)) for index in range(n_actions)]
         """Choice(index + 1, explored) made once: building a NamedTuple costs more than the pick."""
+        self._mirror()
+
+    def _mirror(self) -> None:
+        """Plain-list copies of ``estimates`` and ``counts``, row per state,
+        that the hot paths read (a numpy element read costs several list
+        reads); :meth:`learn` writes both. Rebuilt wherever the arrays are
+        set wholesale (:meth:`from_state`, drift forgetting)."""
+        self._q: list[list[float]] = self.estimates.tolist()
+        self._n: list[list[int]] = self.counts.tolist()
 
     # -- the two verbs -------------------------------------------------------
 
@@ -86,17 +97,15 @@ class Agent:
         if self._eps_greedy:
             eps = epsilon(self.config, self.rewards_seen, self.recovery[state] > 0)
             index, explored = choose_epsilon_greedy(self._greedy[state], self.n_actions, eps, self._uniform)
-            return Choice(index + 1, explored)
+            return self._choices[index][explored]
         cached = self._cache[state]
         if self._ucb:
             if cached is None:
-                index = ucb1_index(self.estimates[state].tolist(), self.counts[state].tolist(), self.config.ucb_c)
+                index = ucb1_index(self._q[state], self._n[state], self.config.ucb_c)
                 cached = self._cache[state] = self._choices[index][index != self._greedy[state]]
             return cached
         if cached is None:
-            cached = self._cache[state] = thompson_posterior(
-                self.estimates[state].tolist(), self.counts[state].tolist(), self.config
-            )
+            cached = self._cache[state] = thompson_posterior(self._q[state], self._n[state], self.config)
         index = thompson_pick(cached[0], cached[1], self._normals.take(self.n_actions))
         return self._choices[index][index != self._greedy[state]]
 
@@ -107,12 +116,14 @@ class Agent:
         if not 1 <= action <= self.n_actions:
             raise StateError(f"action must be a replica count in [1, {self.n_actions}]; got {action!r}")
         reward = float(reward)
-        if reward != reward or reward in (float("inf"), float("-inf")):
+        if not isfinite(reward):
             raise StateError(f"reward must be finite; got {reward!r}")
         index = action - 1
-        q, n = update_estimate(
-            float(self.estimates[state, index]), int(self.counts[state, index]), reward, self.config.step_size
-        )
+        q_row = self._q[state]
+        n_row = self._n[state]
+        q, n = update_estimate(q_row[index], n_row[index], reward, self.config.step_size)
+        q_row[index] = q
+        n_row[index] = n
         self.estimates[state, index] = q
         self.counts[state, index] = n
         self.rewards_seen += 1
@@ -126,7 +137,7 @@ class Agent:
                 self._cache[state] = None
         if self._sliding:
             self._slide(state, index, reward, q)
-        self._greedy[state] = greedy_index(self.estimates[state].tolist())
+        self._greedy[state] = greedy_index(q_row)
 
     # -- helpers -------------------------------------------------------------
 
@@ -191,6 +202,7 @@ class Agent:
         cap = self.config.forget_to
         row = self.counts[state]
         np.minimum(row, cap, out=row)
+        self._n[state] = row.tolist()
         self.recovery[state] = self.config.recovery
         self._cache[state] = None
         for index in range(self.n_actions):
@@ -223,8 +235,9 @@ class Agent:
             agent.estimates[state, action - 1] = q
             if window:
                 agent.windows[(state, action - 1)] = [float(r) for r in window]
+        agent._mirror()
         for state in range(agent.n_states):
-            agent._greedy[state] = greedy_index(agent.estimates[state].tolist())
+            agent._greedy[state] = greedy_index(agent._q[state])
         agent._cache = [None] * agent.n_states
         return agent
 

@@ -18,7 +18,8 @@ from condor_rlrep.errors import InputError
 @click.option("--backend", type=click.Choice(["local", "condor"]), default="local", show_default=True,
               help="local: run here; condor: write a DAG that runs the grid on an HTCondor pool.")
 @out_option("dir", "Sweep folder.  [default: results/EXPERIMENT[-quick]]", dest="out_dir", path_type=Path)
-@click.option("--only", "only", multiple=True, metavar="RUN_ID", help="Run only these runs (used by the condor backend).")
+@click.option("--only", "only", multiple=True, metavar="RUN_ID[,RUN_ID…]",
+              help="Run only these runs (repeatable or comma-separated; used by the condor backend).")
 @click.option("--prepare-only", is_flag=True, help="Only build the shared trace (used by the condor backend).")
 @click.option("--no-report", is_flag=True, help="Do not render the report after a local sweep.")
 @json_option("Print what was run (and the report's files) as one JSON object.")
@@ -54,13 +55,14 @@ def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_repo
         if as_json:
             emit_json({"results": str(out.root), "prepared": True})
         return
-    specs = [s for s in definition.runs() if not only or s.run_id in only]
-    if only and len(specs) != len(set(only)):
+    wanted = {run_id.strip() for item in only for run_id in item.split(",") if run_id.strip()}
+    specs = [s for s in definition.runs() if not wanted or s.run_id in wanted]
+    if wanted and len(specs) != len(wanted):
         known = {s.run_id for s in definition.runs()}
-        raise InputError(f"unknown run id(s): {', '.join(sorted(set(only) - known))}")
+        raise InputError(f"unknown run id(s): {', '.join(sorted(wanted - known))}")
     show = sys.stderr.isatty()
     with click.progressbar(length=len(specs), label=f"{definition.name}: runs", file=sys.stderr if show else _Null()) as bar:
-        summary = run_local(definition, out, jobs=jobs, only=set(only) or None, on_run_done=lambda _: bar.update(1))
+        summary = run_local(definition, out, jobs=jobs, only=wanted or None, on_run_done=lambda _: bar.update(1))
     report_path = None
     if not only and not no_report:
         from condor_rlrep.report.render import render_report
@@ -69,7 +71,10 @@ def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_repo
     if as_json:
         emit_json({**_fields(summary), "results": str(out.root), **_report_files(report_path)})
         return
-    click.echo(f"{summary.total} runs: {summary.ran} ran, {summary.skipped} already finished; results in {out.root}")
+    click.echo(
+        f"{summary.total} runs: {summary.ran} ran ({summary.simulations} simulations), "
+        f"{summary.skipped} already finished; results in {out.root}"
+    )
     if report_path is not None:
         click.echo(f"report: {report_path}")
 

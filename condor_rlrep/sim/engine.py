@@ -16,16 +16,21 @@ Model (DESIGN §5, the replication paper §2 and §5):
 
 Shape of the loop (STYLE.md: simpy's heap of ``(time, priority, seq, event)``
 with a counter tie-break, made leaner): everything known in advance — logins,
-logouts, job and workflow arrivals, reboots, negotiation ticks — is merged
-once into one sorted numpy stream ordered by ``(time, kind, index)``; only
-job completions and "owner idle long enough" events, which depend on the
-run, live in a ``heapq`` of ``(time, seq, machine)`` (``~machine`` for the
-latter). Completions sort before stream events at equal
-times. A completion whose ``seq`` no longer matches its machine's current
-run was cancelled by an eviction and is skipped. Randomness comes from one
-injected numpy Generator, drawn in batches. Machine and job state are plain
-Python lists indexed by integers; the free machines are swap-remove arrays,
-so a uniform pick, an insertion and a removal are O(1).
+logouts, job and workflow arrivals, reboots, negotiation ticks — is a sorted
+stream ordered by ``(time, kind, index)``, merged window by window (a few
+tens of thousands of events at a time, so that a year never exists as one
+array); only job completions and "owner idle long enough" events, which
+depend on the run, live in a ``heapq`` of ``(time, seq, machine)``
+(``~machine`` for the latter). Completions sort before stream events at
+equal times. A completion whose ``seq`` no longer matches its machine's
+current run was cancelled by an eviction and is skipped (a stale pop).
+Randomness comes from one injected numpy Generator, drawn in batches.
+Machine and job state are plain Python lists indexed by integers (lists
+index faster than numpy arrays or ``array`` in CPython); the free machines
+are swap-remove arrays, so a uniform pick, an insertion and a removal are
+O(1). The busiest paths — a completion, a login that evicts, a logout that
+frees a machine — are written out inside :meth:`Engine.run`; the methods
+below serve the rarer paths and the workflow layer.
 
 Workflow logic lives in :mod:`condor_rlrep.sim.workflows`; the engine calls
 its :class:`Listener` only for jobs that belong to a workflow task.
@@ -35,6 +40,8 @@ from __future__ import annotations
 
 import heapq
 import logging
+import math
+from array import array
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -139,6 +146,9 @@ class EngineStats:
     """Sum over every workflow-job invocation (for the eq. 3 cross-check)."""
     background_finished: int = 0
     end_time: float = 0.0
+    stale_pops: int = 0
+    """Completions popped after their run had been evicted or removed (and
+    owner-idle expiries superseded by a new login): heap work, not events."""
 
 
 class Engine:
@@ -185,22 +195,25 @@ class Engine:
             n_classes = 1
         self.free_lists: list[list[int]] = [[] for _ in range(n_classes)]
         self._only_list: list[int] | None = self.free_lists[0] if n_classes == 1 else None
+        """The free list when there is one class; the loop's fast path."""
         self.pos: list[int] = [-1] * M
         self.low = 0  # lowest class that may be non-empty
-        self.nfree = 0
+        self._nfree = 0  # kept with several classes only; one class: len(_only_list)
         for m in range(M):
             self._add_free(m)
         # Job state; trace jobs keep their index, workflow jobs are appended.
-        self.jdur: list[float] = trace.job_duration.astype(np.float64).tolist()
-        self.jsubmit: list[float] = trace.job_submit.astype(np.float64).tolist()
-        self.jowner: list[int] = [-1] * J
+        # The hottest columns in lists; the others in compact arrays (no
+        # object per value, so a year's million jobs leave no long-lived
+        # small objects scattered among the ones the run churns through).
+        self.jdur = array("d", np.ascontiguousarray(trace.job_duration, dtype=np.float64).tobytes())
+        self.jsubmit = array("d", np.ascontiguousarray(trace.job_submit, dtype=np.float64).tobytes())
+        self.jowner = array("i", [-1]) * J
         self.jstate: list[int] = [CANCELLED if r else QUEUED for r in self.replaced.tolist()]
-        self.jfinish: list[float] = [float("nan")] * J
+        self.jfinish = array("d", [_NAN]) * J
         self.jevict: list[int] = [0] * J
-        self.jfirst: list[int] = [-1] * J  # 1 first invocation succeeded, 0 not, -1 none yet
-        self.jmachine: list[int] = [-1] * J  # machine of the current/last run
+        self.jmachine = array("i", [-1]) * J  # machine of the current/last run
         self.njobs = J
-        """Jobs so far; the j* lists are grown in blocks and may be longer."""
+        """Jobs so far; the j* columns are grown in blocks and may be longer."""
         self.queue: deque[int] = deque()
         self.heap: list[tuple[float, int, int]] = []
         self.seq = 0
@@ -210,6 +223,9 @@ class Engine:
         self.background_energy_j = 0.0
         self.workflow_energy_j = 0.0
         self._immediate = config.negotiation_interval == 0
+        self._reboots = (
+            self.clock.daily(config.reboot_hour, self.until) if config.reboot_hour is not None else np.zeros(0)
+        )
         self.now = 0.0
 
     # -- random numbers, drawn in batches (one Generator, deterministic) ----
@@ -222,31 +238,41 @@ class Engine:
         return self._rand[i]
 
     # -- free-machine sets ---------------------------------------------------
+    @property
+    def nfree(self) -> int:
+        """Machines free now."""
+        only = self._only_list
+        return len(only) if only is not None else self._nfree
+
     def _add_free(self, m: int) -> None:
-        c = self.cls[m]
-        lst = self.free_lists[c]
+        lst = self._only_list
+        if lst is None:
+            c = self.cls[m]
+            lst = self.free_lists[c]
+            if c < self.low:
+                self.low = c
+            self._nfree += 1
         self.pos[m] = len(lst)
         lst.append(m)
-        if c < self.low:
-            self.low = c
-        self.nfree += 1
 
     def _remove_free(self, m: int) -> None:
         pos = self.pos
-        lst = self.free_lists[self.cls[m]]
+        lst = self._only_list
+        if lst is None:
+            lst = self.free_lists[self.cls[m]]
+            self._nfree -= 1
         p = pos[m]
         last = lst.pop()
         if last != m:
             lst[p] = last
             pos[last] = p
         pos[m] = -1
-        self.nfree -= 1
 
     def _run_anywhere(self, j: int, now: float) -> None:
         """Start job ``j`` on a free machine: uniformly at random within the
         lowest power class that has one (the only class under random
-        choice). Pick, removal from the free set and :meth:`_start` are fused:
-        this is the busiest path of the simulator."""
+        choice). Pick, removal from the free set and :meth:`_start` are
+        fused: this is the busiest path outside the loop."""
         lst = self._only_list
         if lst is None:
             lists = self.free_lists
@@ -255,6 +281,7 @@ class Engine:
                 c += 1
             self.low = c
             lst = lists[c]
+            self._nfree -= 1
         i = self._rand_i
         if i >= _RANDOM_BATCH:
             self._rand = self.rng.random(_RANDOM_BATCH).tolist()
@@ -268,7 +295,6 @@ class Engine:
             lst[p] = last
             pos[last] = p
         pos[m] = -1
-        self.nfree -= 1
         self.run_job[m] = j
         seq = self.seq
         self.seq = seq + 1
@@ -307,8 +333,6 @@ class Engine:
         start = self.run_start[m]
         energy = (now - start) * self.watts[m]
         owner = self.jowner[j]
-        if self.jfirst[j] < 0:
-            self.jfirst[j] = 1 if reason == SUCCESS else 0
         self.run_job[m] = -1
         self.run_seq[m] = -1
         if owner < 0:
@@ -327,17 +351,21 @@ class Engine:
             queue.popleft()
         return not queue
 
+    def _free_now(self) -> bool:
+        only = self._only_list
+        return bool(only) if only is not None else self._nfree > 0
+
     def _match_one(self, j: int, now: float) -> None:
         """A job became runnable: run it now if matching is immediate and a
         machine is free, else queue it at the back."""
-        if self._immediate and self.nfree and (not self.queue or self._queue_empty()):
+        if self._immediate and self._free_now() and (not self.queue or self._queue_empty()):
             self._run_anywhere(j, now)
         else:
             self.queue.append(j)
 
     def _requeue(self, j: int, now: float) -> None:
         self.jstate[j] = QUEUED
-        if self._immediate and self.nfree and (not self.queue or self._queue_empty()):
+        if self._immediate and self._free_now() and (not self.queue or self._queue_empty()):
             self._run_anywhere(j, now)
         else:
             self.queue.appendleft(j)
@@ -346,7 +374,7 @@ class Engine:
         """Match queued jobs to free machines until one side runs out."""
         queue = self.queue
         jstate = self.jstate
-        while queue and self.nfree:
+        while queue and self._free_now():
             j = queue.popleft()
             if jstate[j] == QUEUED:
                 self._run_anywhere(j, now)
@@ -361,15 +389,7 @@ class Engine:
                 if jstate[j] == QUEUED:
                     self._start(j, m, now)
                     return
-        lst = self._only_list
-        if lst is None:
-            c = self.cls[m]
-            lst = self.free_lists[c]
-            if c < self.low:
-                self.low = c
-        self.pos[m] = len(lst)
-        lst.append(m)
-        self.nfree += 1
+        self._add_free(m)
 
     # -- API for the workflow layer --------------------------------------------
     def submit(self, duration: float, owner: int, now: float, machine: int | None = None) -> int:
@@ -394,30 +414,81 @@ class Engine:
         Replicas land on distinct machines: a machine runs one job at a time.
         """
         first = self.njobs
-        new_job = self._new_job
-        match = self._match_one
-        for _ in range(count):
-            match(new_job(duration, owner, now), now)
-        return range(first, first + count)
+        end = first + count
+        if end > len(self.jdur):
+            self._grow(end)
+        self.njobs = end
+        jdur = self.jdur
+        jsubmit = self.jsubmit
+        jowner = self.jowner
+        jstate = self.jstate
+        jmachine = self.jmachine
+        run_job = self.run_job
+        run_seq = self.run_seq
+        run_start = self.run_start
+        pos = self.pos
+        heap = self.heap
+        heappush = heapq.heappush
+        queue = self.queue
+        only = self._only_list
+        immediate = self._immediate
+        for j in range(first, end):
+            jdur[j] = duration
+            jsubmit[j] = now
+            jowner[j] = owner
+            # _match_one, and _run_anywhere for one class, written out
+            if not immediate or (queue and not self._queue_empty()):
+                queue.append(j)
+            elif only is None:
+                if self._nfree:
+                    self._run_anywhere(j, now)
+                else:
+                    queue.append(j)
+            elif only:
+                i = self._rand_i
+                if i >= _RANDOM_BATCH:
+                    self._rand = self.rng.random(_RANDOM_BATCH).tolist()
+                    i = 0
+                self._rand_i = i + 1
+                p = int(self._rand[i] * len(only))
+                m = only[p]
+                last = only.pop()
+                if last != m:
+                    only[p] = last
+                    pos[last] = p
+                pos[m] = -1
+                run_job[m] = j
+                seq = self.seq
+                self.seq = seq + 1
+                run_seq[m] = seq
+                run_start[m] = now
+                jstate[j] = RUNNING
+                jmachine[j] = m
+                heappush(heap, (now + duration, seq, m))
+            else:
+                queue.append(j)
+        return range(first, end)
 
     def _new_job(self, duration: float, owner: int, now: float) -> int:
         j = self.njobs
         if j == len(self.jdur):
-            # Grow every job list by one block of defaults (a queued job).
-            block = _JOB_BLOCK
-            self.jdur.extend([0.0] * block)
-            self.jsubmit.extend([0.0] * block)
-            self.jowner.extend([-1] * block)
-            self.jstate.extend([QUEUED] * block)
-            self.jfinish.extend([_NAN] * block)
-            self.jevict.extend([0] * block)
-            self.jfirst.extend([-1] * block)
-            self.jmachine.extend([-1] * block)
+            self._grow(j + 1)
         self.njobs = j + 1
         self.jdur[j] = duration
         self.jsubmit[j] = now
         self.jowner[j] = owner
         return j
+
+    def _grow(self, needed: int) -> None:
+        """Grow every job column by blocks of defaults (a queued job)."""
+        block = _JOB_BLOCK * max(1, -(-(needed - len(self.jdur)) // _JOB_BLOCK))
+        self.jdur.extend(array("d", bytes(8 * block)))
+        self.jsubmit.extend(array("d", bytes(8 * block)))
+        self.jowner.extend(array("i", [-1]) * block)
+        self.jstate.extend([QUEUED] * block)
+        self.jfinish.extend(array("d", [_NAN]) * block)
+        self.jevict.extend([0] * block)
+        self.jmachine.extend(array("i", [-1]) * block)
 
     def cancel(self, j: int, now: float) -> None:
         """Remove a job: kill its running invocation, or drop it from the queue."""
@@ -429,6 +500,19 @@ class Engine:
             self._machine_released(m, now)
         elif state == QUEUED:
             self.jstate[j] = CANCELLED  # skipped lazily when popped
+
+    @property
+    def jfirst(self) -> np.ndarray:
+        """Per job (after :meth:`run`): 1 if its first invocation completed,
+        0 if it ended otherwise (evicted, killed by the reboot, removed, still
+        running at the end), -1 if it never ran. Derived from the final
+        state: the first run succeeded exactly when the job is done and was
+        never evicted."""
+        n = self.njobs
+        state = np.asarray(self.jstate[:n], dtype=np.int8)
+        ran = np.frombuffer(self.jmachine, dtype=np.int32, count=n) >= 0
+        clean = np.asarray(self.jevict[:n], dtype=np.int64) == 0
+        return np.where(ran, np.where((state == DONE) & clean, 1, 0), -1)
 
     def track_logins(self) -> None:
         """Keep each machine's next login start up to date (for the oracle);
@@ -461,119 +545,205 @@ class Engine:
         return float(times[k]) if k < len(times) else float("inf")
 
     # -- the stream of known events --------------------------------------------
-    def _stream(self) -> tuple[np.ndarray, np.ndarray]:
+    def _sources(self) -> tuple[list[tuple[np.ndarray, np.ndarray | None, int]], int]:
+        """Each kind of known event as (times sorted, trace index or None
+        for the position itself, kind), and how many events they hold (all
+        before ``until``)."""
         tr = self.trace
         until = self.until
-        parts_t: list[np.ndarray] = []
-        parts_c: list[np.ndarray] = []
-
-        def add(times: np.ndarray, kind: int, index: np.ndarray | None = None) -> None:
-            times = np.asarray(times, dtype=np.float64)
-            idx = np.arange(len(times), dtype=np.int64) if index is None else index.astype(np.int64)
-            keep = times < until
-            parts_t.append(times[keep])
-            parts_c.append((np.int64(kind) << _KIND_SHIFT) | idx[keep])
-
-        add(tr.login_start, KIND_LOGIN)
-        add(tr.login_end, KIND_LOGOUT)
-        self._reboots = (
-            self.clock.daily(self.config.reboot_hour, until)
-            if self.config.reboot_hour is not None
-            else np.zeros(0)
-        )
-        add(self._reboots, KIND_REBOOT)
-        jobs = np.arange(tr.job_count, dtype=np.int64)
-        add(tr.job_submit[~self.replaced], KIND_JOB, jobs[~self.replaced])
-        add(tr.job_submit[self.replaced], KIND_WORKFLOW, jobs[self.replaced])
+        ls = np.asarray(tr.login_start, dtype=np.float64)
+        le = np.asarray(tr.login_end, dtype=np.float64)
+        n_logins = int(np.searchsorted(ls, until, side="left"))  # login starts are sorted
+        logout_order = np.argsort(le, kind="stable")  # equal ends keep index order
+        logout_order = logout_order[: int(np.searchsorted(le[logout_order], until, side="left"))]
+        submit = np.asarray(tr.job_submit, dtype=np.float64)
+        in_span = submit < until
+        background = np.flatnonzero(in_span & ~self.replaced)
+        workflows = np.flatnonzero(in_span & self.replaced)
+        small = np.int32 if max(len(le), len(submit)) < 2**31 else np.int64
+        sources = [
+            (ls[:n_logins], None, KIND_LOGIN),
+            (le[logout_order], logout_order.astype(small), KIND_LOGOUT),
+            (self._reboots, None, KIND_REBOOT),
+            (submit[background], background.astype(small), KIND_JOB),
+            (submit[workflows], workflows.astype(small), KIND_WORKFLOW),
+        ]
         interval = self.config.negotiation_interval
         if interval > 0:
-            add(np.arange(interval, until, interval), KIND_NEGOTIATE)
-        times = np.concatenate(parts_t)
-        codes = np.concatenate(parts_c)
-        order = np.lexsort((codes, times))
-        return times[order], codes[order]
+            sources.append((np.arange(interval, until, interval), None, KIND_NEGOTIATE))
+        return sources, sum(len(t) for t, _, _ in sources)
+
+    def _windows(self, sources: list[tuple[np.ndarray, np.ndarray | None, int]], total: int):
+        """The merged stream, one time window at a time: (times, kinds,
+        indices, machines of logins and logouts) sorted by (time, kind,
+        index), each about ``_CHUNK`` events.
+        Windows split time, so equal times never straddle two of them."""
+        until = self.until
+        login_machine = np.asarray(self.trace.login_machine, dtype=np.int64)
+        count = max(1, -(-total // _CHUNK))
+        edges = [until * k / count for k in range(1, count)] + [math.inf]
+        lo = [0] * len(sources)
+        for edge in edges:
+            parts_t = []
+            parts_c = []
+            for s, (times, index, kind) in enumerate(sources):
+                a = lo[s]
+                b = int(np.searchsorted(times, edge, side="left")) if edge != math.inf else len(times)
+                if b > a:
+                    parts_t.append(times[a:b])
+                    ids = np.arange(a, b, dtype=np.int64) if index is None else index[a:b].astype(np.int64)
+                    parts_c.append((np.int64(kind) << _KIND_SHIFT) | ids)
+                lo[s] = b
+            if not parts_t:
+                continue
+            times = np.concatenate(parts_t)
+            codes = np.concatenate(parts_c)
+            order = np.lexsort((codes, times))
+            codes = codes[order]
+            kinds = codes >> _KIND_SHIFT
+            index = codes & _INDEX_MASK
+            # the machine of each login and logout (0 for other kinds)
+            machine = login_machine[np.where(kinds <= KIND_LOGOUT, index, 0)] if len(login_machine) else kinds
+            yield times[order].tolist(), kinds.tolist(), index.tolist(), machine.tolist()
 
     # -- the loop --------------------------------------------------------------
     def run(self, progress: Callable[[float], None] | None = None) -> EngineStats:
         """Run to the end of the trace (or ``until``); ``progress(fraction)``
         is called now and then."""
-        times, codes = self._stream()
-        n = len(times)
+        sources, n_stream = self._sources()
         until = self.until
         heap = self.heap
         heappop = heapq.heappop
+        heappush = heapq.heappush
         logged = self.logged
         run_job = self.run_job
         run_seq = self.run_seq
+        run_start = self.run_start
+        watts = self.watts
         pos = self.pos
+        jdur = self.jdur
         jowner = self.jowner
         jstate = self.jstate
         jfinish = self.jfinish
         jevict = self.jevict
-        login_machine = self.trace.login_machine
+        jmachine = self.jmachine
+        queue = self.queue
         listener = self.listener
+        invocation_end = listener.invocation_end if listener is not None else None
+        job_done = listener.job_done if listener is not None else None
+        workflow_start = listener.workflow_start if listener is not None else None
         stats = self.stats
-        next_after = getattr(self, "_next_after", None)
         next_login = getattr(self, "next_login_start", None)
+        next_after = self._next_after.tolist() if next_login is not None else None
         ready_seq = self.ready_seq
         idle = self.config.owner_idle
-        events = 0
-        finished = 0
-        n_logins = len(login_machine)
-        end_run = self._end_run
+        immediate = self._immediate
+        only = self._only_list  # None: several power classes (efficient choice)
         released = self._machine_released
-        for lo in range(0, n, _CHUNK):
-            codes_np = codes[lo : lo + _CHUNK]
-            index_np = codes_np & _INDEX_MASK
-            chunk_t = times[lo : lo + _CHUNK].tolist()
-            chunk_k = (codes_np >> _KIND_SHIFT).tolist()
-            chunk_j = index_np.tolist()
-            login_i = np.minimum(index_np, max(n_logins - 1, 0))
-            chunk_m = login_machine[login_i].tolist() if n_logins else chunk_j
-            chunk_n = next_after[login_i].tolist() if next_after is not None and n_logins else chunk_t
-            for ts, kind, idx, m, nxt in zip(chunk_t, chunk_k, chunk_j, chunk_m, chunk_n):
+        run_anywhere = self._run_anywhere
+        queue_empty = self._queue_empty
+        completions = stale = finished = idle_events = 0
+        evicted_bg = evicted_wf = 0
+        bg_energy = self.background_energy_j  # synced around the calls that add to it
+        for chunk_t, chunk_k, chunk_j, chunk_m in self._windows(sources, n_stream):
+            for ts, kind, idx, lm in zip(chunk_t, chunk_k, chunk_j, chunk_m):
                 # Completions due before (or at) this stream event go first.
                 while heap and heap[0][0] <= ts:
-                    t, seq, mm = heappop(heap)
-                    if mm < 0:  # a machine's owner has been away long enough
-                        mm = ~mm
-                        if ready_seq[mm] == seq:
-                            ready_seq[mm] = -1
-                            events += 1
-                            released(mm, t)
+                    t, seq, m = heappop(heap)
+                    if run_seq[m] != seq:
+                        # Superseded, or an owner-idle expiry (~machine: a
+                        # seq never equals a run's, so it lands here too).
+                        if m < 0:
+                            m = ~m
+                            if ready_seq[m] == seq:
+                                ready_seq[m] = -1
+                                idle_events += 1
+                                released(m, t)
+                                continue
+                        stale += 1
                         continue
-                    if run_seq[mm] != seq:
-                        continue  # evicted or killed since it was scheduled
-                    events += 1
-                    j = run_job[mm]
+                    completions += 1
+                    j = run_job[m]
                     jstate[j] = DONE
                     jfinish[j] = t
-                    end_run(mm, t, SUCCESS)
+                    run_job[m] = -1
+                    run_seq[m] = -1
                     owner = jowner[j]
-                    released(mm, t)
                     if owner < 0:
                         finished += 1
-                    elif listener is not None:
-                        listener.job_done(j, owner, t)
-                events += 1
+                        bg_energy += (t - run_start[m]) * watts[m]
+                    else:
+                        start = run_start[m]
+                        self.workflow_energy_j += (t - start) * watts[m]
+                        if invocation_end is not None:
+                            invocation_end(j, owner, m, start, t, SUCCESS)
+                    # _machine_released, written out
+                    if immediate and queue:
+                        while queue:
+                            nj = queue.popleft()
+                            if jstate[nj] == QUEUED:
+                                run_job[m] = nj
+                                seq = self.seq
+                                self.seq = seq + 1
+                                run_seq[m] = seq
+                                run_start[m] = t
+                                jstate[nj] = RUNNING
+                                jmachine[nj] = m
+                                heappush(heap, (t + jdur[nj], seq, m))
+                                break
+                        else:
+                            released(m, t)
+                    elif only is not None:
+                        pos[m] = len(only)
+                        only.append(m)
+                    else:
+                        released(m, t)
+                    if owner >= 0 and job_done is not None:
+                        job_done(j, owner, t)
                 if kind == KIND_LOGIN:
+                    m = lm
                     if next_login is not None:
-                        next_login[m] = nxt
+                        next_login[m] = next_after[idx]
                     c = logged[m]
                     logged[m] = c + 1
                     if c == 0:
                         ready_seq[m] = -1  # back before the idle time was up
-                        if run_job[m] >= 0:
-                            j = end_run(m, ts, EVICTED)
+                        j = run_job[m]
+                        if j >= 0:
+                            # _end_run(EVICTED), written out
+                            start = run_start[m]
+                            run_job[m] = -1
+                            run_seq[m] = -1
                             jevict[j] += 1
-                            if jowner[j] < 0:
-                                stats.evictions_background += 1
+                            owner = jowner[j]
+                            if owner < 0:
+                                bg_energy += (ts - start) * watts[m]
+                                evicted_bg += 1
                             else:
-                                stats.evictions_workflow += 1
-                            self._requeue(j, ts)
+                                self.workflow_energy_j += (ts - start) * watts[m]
+                                evicted_wf += 1
+                                if invocation_end is not None:
+                                    invocation_end(j, owner, m, start, ts, EVICTED)
+                            # _requeue: back to the head of the queue, or at once elsewhere
+                            jstate[j] = QUEUED
+                            if immediate and (only if only is not None else self._nfree) and (
+                                not queue or queue_empty()
+                            ):
+                                run_anywhere(j, ts)
+                            else:
+                                queue.appendleft(j)
                         elif pos[m] >= 0:
-                            self._remove_free(m)
+                            if only is not None:
+                                p = pos[m]
+                                last = only.pop()
+                                if last != m:
+                                    only[p] = last
+                                    pos[last] = p
+                                pos[m] = -1
+                            else:
+                                self._remove_free(m)
                 elif kind == KIND_LOGOUT:
+                    m = lm
                     c = logged[m] - 1
                     logged[m] = c
                     if c == 0:
@@ -581,21 +751,60 @@ class Engine:
                             seq = self.seq
                             self.seq = seq + 1
                             ready_seq[m] = seq
-                            heapq.heappush(heap, (ts + idle, seq, ~m))
+                            heappush(heap, (ts + idle, seq, ~m))
+                        elif immediate and queue:
+                            released(m, ts)
+                        elif only is not None:
+                            pos[m] = len(only)
+                            only.append(m)
                         else:
                             released(m, ts)
                 elif kind == KIND_JOB:
-                    self._match_one(idx, ts)
+                    # _match_one and (one class) _run_anywhere, written out
+                    if not immediate or (queue and not queue_empty()):
+                        queue.append(idx)
+                    elif only is None:
+                        if self._nfree:
+                            run_anywhere(idx, ts)
+                        else:
+                            queue.append(idx)
+                    elif only:
+                        i = self._rand_i
+                        if i >= _RANDOM_BATCH:
+                            self._rand = self.rng.random(_RANDOM_BATCH).tolist()
+                            i = 0
+                        self._rand_i = i + 1
+                        p = int(self._rand[i] * len(only))
+                        m = only[p]
+                        last = only.pop()
+                        if last != m:
+                            only[p] = last
+                            pos[last] = p
+                        pos[m] = -1
+                        run_job[m] = idx
+                        seq = self.seq
+                        self.seq = seq + 1
+                        run_seq[m] = seq
+                        run_start[m] = ts
+                        jstate[idx] = RUNNING
+                        jmachine[idx] = m
+                        heappush(heap, (ts + jdur[idx], seq, m))
+                    else:
+                        queue.append(idx)
                 elif kind == KIND_WORKFLOW:
-                    if listener is not None:
-                        listener.workflow_start(idx, ts)
+                    if workflow_start is not None:
+                        workflow_start(idx, ts)
                 elif kind == KIND_REBOOT:
+                    self.background_energy_j = bg_energy
                     self._reboot(ts)
+                    bg_energy = self.background_energy_j
                 else:
                     self._drain(ts)
             if progress is not None:
                 progress(min(1.0, (chunk_t[-1] if chunk_t else until) / until))
-        stats.background_finished = finished
+        self.background_energy_j = bg_energy
+        stats.evictions_background += evicted_bg
+        stats.evictions_workflow += evicted_wf
         # Completions after the last stream event, up to the end of the run.
         while heap and heap[0][0] <= until:
             t, seq, m = heappop(heap)
@@ -603,35 +812,39 @@ class Engine:
                 m = ~m
                 if ready_seq[m] == seq:
                     ready_seq[m] = -1
-                    events += 1
+                    idle_events += 1
                     self._machine_released(m, t)
+                else:
+                    stale += 1
                 continue
             if run_seq[m] != seq:
+                stale += 1
                 continue
-            events += 1
+            completions += 1
             j = run_job[m]
             jstate[j] = DONE
             jfinish[j] = t
             self._end_run(m, t, SUCCESS)
             if jowner[j] < 0:
-                stats.background_finished += 1
+                finished += 1
             self._machine_released(m, t)
             if jowner[j] >= 0 and listener is not None:
                 listener.job_done(j, jowner[j], t)
+        stats.background_finished = finished
         # Charge what is still running up to the end.
         self.now = until
         for m in self.running_machines():
             self._end_run(m, until, RUNNING_AT_END)
         stats.background_energy_j = self.background_energy_j
         stats.workflow_energy_j = self.workflow_energy_j
-        stats.events = events
+        stats.events = n_stream + completions + idle_events
+        stats.stale_pops = stale
         stats.end_time = until
         if progress is not None:
             progress(1.0)
         return stats
 
     def _reboot(self, now: float) -> None:
-        run_job = self.run_job
         jowner = self.jowner
         killed = self.running_machines()
         requeue: list[int] = []
@@ -645,7 +858,6 @@ class Engine:
             requeue.append(j)
             if self.logged[m] == 0:
                 self._add_free(m)
-        del run_job
         # Killed jobs go back to the head of the queue in their old order.
         for j in reversed(requeue):
             self.jstate[j] = QUEUED

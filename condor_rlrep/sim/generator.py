@@ -44,7 +44,7 @@ from typing import Any
 import numpy as np
 
 from condor_rlrep.errors import TraceError
-from condor_rlrep.sim.trace import Trace, hourly_utc_offsets
+from condor_rlrep.sim.trace import StringColumn, Trace, hourly_utc_offsets
 from condor_rlrep.sim.trace_io import parse_start
 
 __all__ = ["PRESETS", "generate_trace", "load_profile", "resolve_profile", "apply_overrides", "preset_path"]
@@ -441,9 +441,22 @@ def _calibrated_scale(prof_json: str) -> float:
 # ------------------------------------------------------------------ jobs
 
 
+def _digits(values: np.ndarray) -> np.ndarray:
+    """Decimal digits of each non-negative integer."""
+    values = np.asarray(values, dtype=np.int64)
+    digits = np.ones(values.shape, dtype=np.int64)
+    bound = 10
+    while True:
+        more = values >= bound
+        if not more.any():
+            return digits
+        digits += more
+        bound *= 10
+
+
 def _generate_jobs(
     rng: np.random.Generator, prof: Mapping[str, Any], model: _Model
-) -> tuple[list[str], np.ndarray, np.ndarray, list[str]]:
+) -> tuple[StringColumn, np.ndarray, np.ndarray, list[str]]:
     jobs = prof["jobs"]
     size_spec = jobs["cluster_size"]
     shape = model.job_shape
@@ -479,7 +492,11 @@ def _generate_jobs(
     noise = np.exp(float(dur_spec.get("within_cluster_sigma", 0.0)) * rng.standard_normal(cluster_of.size))
     duration = np.clip(base[cluster_of] * noise, float(dur_spec.get("min_seconds", 0)), float(dur_spec["max_seconds"]))
     submit = np.minimum(np.round(submit_h * 3600.0), math.ceil(model.length) - 1.0)[cluster_of]
-    names = [f"{c}.{p}" for c, p in zip((cluster_of + 1).tolist(), proc.tolist())]
+    # "cluster.proc", built as one text (no string object per job survives)
+    cluster_no = cluster_of + 1
+    names = StringColumn.from_text(
+        "".join(map("{}.{}".format, cluster_no.tolist(), proc.tolist())), _digits(cluster_no) + 1 + _digits(proc)
+    )
     width = len(str(n_users))
     user_names = [f"user{i + 1:0{width}d}" for i in range(n_users)]
     owners = [user_names[i] for i in owner_of[cluster_of].tolist()]

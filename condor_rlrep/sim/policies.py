@@ -28,7 +28,7 @@ from typing import Any, Protocol
 
 from condor_rlrep.errors import InputError
 
-__all__ = ["Policy", "FixedPolicy", "AgentPolicy", "OraclePolicy", "parse_policy"]
+__all__ = ["Policy", "FixedPolicy", "AgentPolicy", "OraclePolicy", "parse_policy", "depends_on_phi"]
 
 _SPEC = re.compile(r"^(single|fixed|rl|rl-(epsilon-greedy|ucb1|thompson)|oracle)(?::(\d+))?$")
 
@@ -65,22 +65,34 @@ class AgentPolicy:
         self._phi_bin = agent.space.phi_bin
         self._bins = agent.space.n_phi_bins
         self._choose = agent.choose
-        self._learn = agent.learn
+        self.learn = agent.learn  # the same signature: no wrapper call per reward
 
     def choose(self, hour: int, phi_prime: float) -> tuple[int, bool, int]:
         # StateSpace.index without re-validating the simulator's own hour
         state = hour * self._bins + self._phi_bin(phi_prime)
-        choice = self._choose(state)
-        return choice.action, choice.explored, state
+        action, explored = self._choose(state)
+        return action, explored, state
 
-    def learn(self, state: int, replicas: int, reward: float) -> None:
-        self._learn(state, replicas, reward)
+    def learn(self, state: int, replicas: int, reward: float) -> None:  # replaced per instance in __init__
+        self.agent.learn(state, replicas, reward)
 
 
 @dataclass
 class OraclePolicy(FixedPolicy):
     """See the module docstring: it asks for R like fixed:R; the placement
     that makes it an oracle is done by the runner, which checks this type."""
+
+
+def depends_on_phi(spec: str) -> bool:
+    """Whether the run of policy ``spec`` changes with the contingency φ.
+
+    single, fixed:K and oracle:R never look at φ′ (the oracle places by
+    logins and reboots alone), so every φ sees the same run; only the
+    deadlines it is judged against move. The learning policies choose by
+    φ′ and so do not. An unknown spec counts as depending on φ.
+    """
+    match = _SPEC.match(spec.strip())
+    return match is None or match.group(1) not in ("single", "fixed", "oracle")
 
 
 def parse_policy(spec: str, *, agent_config: Any = None, rng: Any = None, agent: Any = None) -> Policy:

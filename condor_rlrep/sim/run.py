@@ -24,7 +24,7 @@ import shutil
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +33,7 @@ import numpy as np
 from condor_rlrep.criticality import DEFAULT_PHI
 from condor_rlrep.energy import PowerTable
 from condor_rlrep.errors import InputError
-from condor_rlrep.outcome import DEFAULT_FAILURE_REWARD
+from condor_rlrep.outcome import DEFAULT_FAILURE_REWARD, task_deadline
 from condor_rlrep.sim.clock import LocalClock
 from condor_rlrep.sim.engine import Engine, EngineConfig
 from condor_rlrep.sim.metrics import (
@@ -44,11 +44,12 @@ from condor_rlrep.sim.metrics import (
     p_of_workflow,
     within_counts,
 )
-from condor_rlrep.sim.policies import parse_policy
+from condor_rlrep.sim.policies import depends_on_phi, parse_policy
 from condor_rlrep.sim.trace import Trace
-from condor_rlrep.sim.workflows import WorkflowRunner, inject, load_template
+from condor_rlrep.sim.runner import WorkflowRunner
+from condor_rlrep.sim.workflows import inject, load_template
 
-__all__ = ["SimConfig", "SimResult", "simulate", "write_outputs", "load_trace"]
+__all__ = ["SimConfig", "SimResult", "simulate", "result_for_phi", "write_outputs", "load_trace"]
 
 log = logging.getLogger(__name__)
 
@@ -291,6 +292,64 @@ def simulate(
     return result
 
 
+def result_for_phi(result: SimResult, phi: float) -> SimResult:
+    """The result ``simulate`` gives for the same run at contingency ``phi``,
+    without simulating again — for policies whose run does not depend on φ
+    (:func:`~condor_rlrep.sim.policies.depends_on_phi`).
+
+    Only the judging moves with φ: each task's ``φ′`` at its (unchanged)
+    submission, hence its deadline, success and reward, and each workflow's
+    deadline. They are recomputed by the same functions the run uses (the
+    plan's criticality, :func:`~condor_rlrep.outcome.task_deadline`, the
+    reward ``1 − σ`` or the failure reward), so the arrays are bit for bit
+    those of a run at ``phi``.
+    """
+    config = result.config
+    if depends_on_phi(config.policy):
+        raise ValueError(f"policy {config.policy!r} depends on phi: simulate it at phi={phi!r}")
+    new_config = replace(config, phi=phi)
+    if phi == config.phi:
+        return replace(result, config=new_config)
+    templates = [
+        load_template(spec, phi=phi, phi_mode=config.phi_mode, default_estimate=config.default_estimate)[0]
+        for spec in config.workflows
+    ]
+    t = result.tasks
+    wf = t["workflow"].tolist()
+    node = t["node"].tolist()
+    submit = t["submit"].tolist()
+    finish = t["finish"].tolist()
+    sigma = t["sigma"].tolist()
+    jobless = (t["replicas"] == 0).tolist()
+    tpl_of = [templates[i] for i in result.wf_template.tolist()]
+    wf_start = result.wf_start.tolist()
+    failure = config.failure_reward
+    phi_prime: list[float] = []
+    success: list[bool] = []
+    reward: list[float] = []
+    for w, i, s_t, f, sg, empty in zip(wf, node, submit, finish, sigma, jobless):
+        tpl = tpl_of[w]
+        value = tpl.criticality(tpl.tasks[i], s_t - wf_start[w])
+        phi_prime.append(value)
+        if empty:
+            success.append(True)
+            reward.append(math.nan)
+        elif f != f:  # not completed by the end: no outcome
+            success.append(False)
+            reward.append(math.nan)
+        else:
+            ok = f <= task_deadline(s_t, value, tpl.estimate[i])
+            success.append(ok)
+            reward.append(1.0 - sg if ok else failure)
+    tasks = dict(t)
+    tasks["phi_prime"] = np.asarray(phi_prime, dtype=np.float64)
+    tasks["success"] = np.asarray(success, dtype=bool)
+    tasks["reward"] = np.asarray(reward, dtype=np.float64)
+    dl_of = np.asarray([tpl.deadline_offset for tpl in templates] or [0.0])
+    deadline = result.wf_start + (dl_of[result.wf_template] if result.workflows else 0.0)
+    return replace(result, config=new_config, tasks=tasks, wf_deadline=deadline, extra=dict(result.extra))
+
+
 def _zone_name(trace: Trace) -> str:
     key = getattr(trace.start.tzinfo, "key", None)
     if isinstance(key, str):
@@ -304,10 +363,13 @@ def _zone_name(trace: Trace) -> str:
 
 
 def _collect(trace, config, templates, runner, engine, stats, until) -> SimResult:
-    cols = runner.task_columns()
-    kinds = {"submit": np.float64, "phi_prime": np.float64, "finish": np.float64, "good_j": np.float64,
-             "bad_j": np.float64, "sigma": np.float64, "reward": np.float64, "explored": bool, "success": bool}
-    tasks = {name: np.asarray(values, dtype=kinds.get(name, np.int64)) for name, values in cols.items()}
+    n = engine.njobs
+    # The Figure 2b table first, then the engine's job columns can go.
+    jsubmit = np.frombuffer(engine.jsubmit, dtype=np.float64, count=n)
+    table = completion_table(engine.clock.hours(jsubmit), np.frombuffer(engine.jdur, dtype=np.float64, count=n),
+                             engine.jfirst)
+    del jsubmit
+    tasks = runner.take_columns()
     n_wf = len(runner.wf_start)
     wf_template = np.asarray(runner.wf_template, dtype=np.int64)
     cr_of = np.asarray([t.critical_path_seconds for t in templates] or [0.0])
@@ -337,10 +399,6 @@ def _collect(trace, config, templates, runner, engine, stats, until) -> SimResul
         "total": stats.evictions_workflow + stats.evictions_background
         + stats.reboot_kills_workflow + stats.reboot_kills_background,
     }
-    n = engine.njobs
-    jsubmit = np.asarray(engine.jsubmit[:n], dtype=np.float64)
-    first = np.asarray(engine.jfirst[:n], dtype=np.int64)
-    table = completion_table(engine.clock.hours(jsubmit), np.asarray(engine.jdur[:n]), first)
     return SimResult(
         config=config,
         trace_source=trace.source,
@@ -366,7 +424,8 @@ def _collect(trace, config, templates, runner, engine, stats, until) -> SimResul
         completion=table,
         events=stats.events,
         wall_seconds=0.0,
-        extra={"workflow_invocation_energy_j": stats.workflow_energy_j, "background_finished": stats.background_finished},
+        extra={"workflow_invocation_energy_j": stats.workflow_energy_j, "background_finished": stats.background_finished,
+               "stale_pops": stats.stale_pops},
     )
 
 

@@ -30,8 +30,10 @@ import logging
 import math
 import os
 import shutil
+import sys
 import tempfile
 import tomllib
+from collections.abc import Sequence
 from datetime import datetime, tzinfo
 from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -39,7 +41,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import numpy as np
 
 from condor_rlrep.errors import TraceError
-from condor_rlrep.sim.trace import Trace
+from condor_rlrep.sim.trace import StringColumn, Trace
 
 __all__ = ["read_trace", "write_trace", "validate_trace", "parse_start"]
 
@@ -110,9 +112,11 @@ def _read_text(path: Path) -> str:
     return text.replace("\r\n", "\n")
 
 
-def parse_table(text: str, path: str, required: tuple[str, ...]) -> _Table:
-    """Split CSV ``text`` into named string columns, checking the header and row widths."""
-    head, _, body = text.partition("\n")
+def _header(text: str, path: str, required: tuple[str, ...]) -> tuple[list[str], int, int]:
+    """The checked header of CSV ``text`` and where the body lies in it
+    (``text[start:end]``, trailing newlines dropped)."""
+    newline = text.find("\n")
+    head = text if newline < 0 else text[:newline]
     header = [h.strip() for h in next(csv.reader([head]), [])]
     if not any(header):
         raise TraceError("empty file (no header line)", path=path, line=1)
@@ -121,20 +125,144 @@ def parse_table(text: str, path: str, required: tuple[str, ...]) -> _Table:
         raise TraceError(f"header lacks column(s) {', '.join(missing)}; expected {','.join(required)}", path=path, line=1)
     if len(set(header)) != len(header):
         raise TraceError("duplicate column names in the header", path=path, line=1)
+    start = len(text) if newline < 0 else newline + 1
+    end = len(text)
+    while end > start and text[end - 1] == "\n":
+        end -= 1
+    return header, start, end
+
+
+def _regular(body: str, width: int) -> bool:
+    """Every line of ``body`` has ``width − 1`` commas (the fast path's condition)."""
+    raw = np.frombuffer(body.encode("utf-8"), dtype=np.uint8)
+    newlines = np.flatnonzero(raw == 10)
+    commas = np.flatnonzero(raw == 44)
+    per_line = np.diff(np.searchsorted(commas, np.concatenate(([-1], newlines, [raw.size]))))
+    return bool(np.all(per_line == width - 1))
+
+
+def parse_table(text: str, path: str, required: tuple[str, ...]) -> _Table:
+    """Split CSV ``text`` into named string columns, checking the header and row widths."""
+    header, start, end = _header(text, path, required)
+    body = text[start:end]
     width = len(header)
-    body = body.rstrip("\n")
     if not body:
         return _Table(path, header, {h: [] for h in header}, None)
-    if '"' not in body:
-        raw = np.frombuffer(body.encode("utf-8"), dtype=np.uint8)
-        newlines = np.flatnonzero(raw == 10)
-        commas = np.flatnonzero(raw == 44)
-        per_line = np.diff(np.searchsorted(commas, np.concatenate(([-1], newlines, [raw.size]))))
-        if np.all(per_line == width - 1):
-            fields = body.replace("\n", ",").split(",")
-            columns = {h: fields[i::width] for i, h in enumerate(header)}
-            return _Table(path, header, columns, None)
+    if '"' not in body and _regular(body, width):
+        fields = body.replace("\n", ",").split(",")
+        columns = {h: fields[i::width] for i, h in enumerate(header)}
+        return _Table(path, header, columns, None)
     return _parse_slow(body, path, header)
+
+
+_CHUNK_CHARS = 1 << 22
+"""Characters of a large CSV parsed at a time (a few MB: a chunk's field
+strings are turned into numpy columns before the next is split)."""
+
+
+class _Columns:
+    """A large CSV read chunk by chunk into typed columns: ``floats`` become
+    float64 arrays, ``lookup`` columns int32 indices into a name → index
+    map, ``interned`` columns lists of shared strings, ``compact`` columns
+    :class:`~condor_rlrep.sim.trace.StringColumn`, the rest lists of
+    strings. Peak memory is the text plus one chunk's fields, not a string
+    object per field of the whole file."""
+
+    def __init__(self, text: str, path: str, required: tuple[str, ...], *, floats: tuple[str, ...] = (),
+                 lookup: dict[str, dict[str, int]] | None = None, interned: tuple[str, ...] = (),
+                 compact: tuple[str, ...] = ()):
+        self.path = path
+        header, start, end = _header(text, path, required)
+        self.header = header
+        lookup = lookup or {}
+        parts: dict[str, list] = {h: [] for h in header}
+        self._lines: np.ndarray | None = None
+        self.rows = 0
+        chunks = self._chunk_texts(text, start, end)
+        if end > start and ('"' in text or not all(_regular(chunk, len(header)) for chunk in chunks())):
+            table = _parse_slow(text[start:end], path, header)  # irregular: csv, exact lines
+            self._lines = table._lines
+            self.rows = len(table)
+            self._convert(table.columns, 0, parts, floats, lookup, interned, compact)
+        else:
+            for chunk in chunks():
+                fields = chunk.replace("\n", ",").split(",")
+                del chunk
+                columns = {h: fields[i :: len(header)] for i, h in enumerate(header)}
+                del fields
+                rows = len(columns[header[0]])
+                self._convert(columns, self.rows, parts, floats, lookup, interned, compact)
+                self.rows += rows
+        self.columns: dict[str, np.ndarray | list[str]] = {}
+        for h in header:
+            if h in floats:
+                self.columns[h] = np.concatenate(parts[h]) if parts[h] else np.zeros(0)
+            elif h in lookup:
+                self.columns[h] = np.concatenate(parts[h]) if parts[h] else np.zeros(0, dtype=np.int32)
+            elif h in compact:
+                self.columns[h] = StringColumn.concat(parts[h])  # type: ignore[assignment]
+            else:
+                self.columns[h] = [v for part in parts[h] for v in part] if len(parts[h]) != 1 else parts[h][0]
+
+    def __len__(self) -> int:
+        return self.rows
+
+    def line(self, row: int) -> int:
+        return int(self._lines[row]) if self._lines is not None else row + 2
+
+    @staticmethod
+    def _chunk_texts(text: str, start: int, end: int):
+        """A function giving ``text[start:end]`` again and again, in slices
+        of whole lines of about ``_CHUNK_CHARS``."""
+
+        def chunks():
+            at = start
+            while at < end:
+                stop = text.find("\n", min(at + _CHUNK_CHARS, end), end)
+                if stop < 0:
+                    stop = end
+                yield text[at:stop]
+                at = stop + 1
+
+        return chunks
+
+    def _convert(self, columns: dict[str, list[str]], row0: int, parts: dict[str, list], floats: tuple[str, ...],
+                 lookup: dict[str, dict[str, int]], interned: tuple[str, ...], compact: tuple[str, ...]) -> None:
+        for h, values in columns.items():
+            if h in floats:
+                parts[h].append(self._floats(h, values, row0))
+            elif h in lookup:
+                index = np.fromiter(map(lookup[h].get, values, itertools.repeat(-1)), dtype=np.int32, count=len(values))
+                parts[h].append(index)
+                unknown = np.flatnonzero(index < 0)
+                if unknown.size:
+                    row = int(unknown[0])
+                    self._unknown = (h, values[row], row0 + row)
+            elif h in interned:
+                parts[h].append(list(map(sys.intern, values)))
+            elif h in compact:
+                parts[h].append(StringColumn(values))
+            else:
+                parts[h].append(values)
+
+    def _floats(self, name: str, values: list[str], row0: int) -> np.ndarray:
+        try:
+            out = np.array(values, dtype=np.float64)
+        except ValueError:
+            out = None
+        if out is not None:
+            bad = np.flatnonzero(~np.isfinite(out))
+            if bad.size == 0:
+                return out
+            row = int(bad[0])
+        else:
+            row = next(i for i, v in enumerate(values) if not _is_float(v))
+        raise TraceError(f"column {name!r}: {values[row]!r} is not a finite number", path=self.path,
+                         line=self.line(row0 + row))
+
+    def unknown(self) -> tuple[str, str, int] | None:
+        """The first (column, value, row) a lookup did not know, if any."""
+        return getattr(self, "_unknown", None)
 
 
 def _parse_slow(body: str, path: str, header: list[str]) -> _Table:
@@ -230,27 +358,24 @@ def read_trace(directory: str | Path) -> Trace:
     extra = {h: machines.columns[h] for h in machines.header if h not in MACHINE_COLUMNS}
 
     lpath = _find(directory, "logins.csv")
-    logins = parse_table(_read_text(lpath), str(lpath), LOGIN_COLUMNS)
-    machine_idx = np.fromiter(
-        map(index.get, logins.columns["machine"], itertools.repeat(-1)), dtype=np.int32, count=len(logins)
-    )
-    unknown = np.flatnonzero(machine_idx < 0)
-    if unknown.size:
-        row = int(unknown[0])
+    logins = _Columns(_read_text(lpath), str(lpath), LOGIN_COLUMNS, floats=("start", "end"), lookup={"machine": index})
+    unknown = logins.unknown()
+    if unknown is not None:
         raise TraceError(
-            f"column 'machine': unknown machine {logins.columns['machine'][row]!r} (not in {mpath.name})",
-            path=str(lpath),
-            line=logins.line(row),
+            f"column 'machine': unknown machine {unknown[1]!r} (not in {mpath.name})", path=str(lpath),
+            line=logins.line(unknown[2]),
         )
-    lstart = logins.floats("start")
-    lend = logins.floats("end")
+    machine_idx = logins.columns["machine"]
+    lstart = logins.columns["start"]
+    lend = logins.columns["end"]
     _check(lstart < 0, logins, "column 'start': negative time", lstart)
     _check(lend < lstart, logins, "column 'end': login ends before it starts", lend)
 
     jpath = _find(directory, "jobs.csv")
-    jobs = parse_table(_read_text(jpath), str(jpath), JOB_COLUMNS)
-    submit = jobs.floats("submit")
-    duration = jobs.floats("duration")
+    jobs = _Columns(_read_text(jpath), str(jpath), JOB_COLUMNS, floats=("submit", "duration"), interned=("owner",),
+                    compact=("job",))
+    submit = jobs.columns["submit"]
+    duration = jobs.columns["duration"]
     _check(submit < 0, jobs, "column 'submit': negative time", submit)
     _check(duration < 0, jobs, "column 'duration': negative duration", duration)
     if len(logins) == 0 and len(jobs) == 0:
@@ -263,7 +388,7 @@ def read_trace(directory: str | Path) -> Trace:
     job_names = jobs.columns["job"]
     owners = jobs.columns.get("owner")
     if job_order is not None:
-        job_names = [job_names[i] for i in job_order]
+        job_names = job_names.take(job_order)
         owners = [owners[i] for i in job_order] if owners is not None else None
         submit, duration = submit[job_order], duration[job_order]
     return Trace(
@@ -277,7 +402,7 @@ def read_trace(directory: str | Path) -> Trace:
         login_machine=machine_idx,
         login_start=lstart,
         login_end=lend,
-        job_names=list(job_names),
+        job_names=job_names,
         job_submit=submit,
         job_duration=duration,
         job_owner=list(owners) if owners is not None else None,
@@ -285,7 +410,7 @@ def read_trace(directory: str | Path) -> Trace:
     )
 
 
-def _check(bad_mask: np.ndarray, table: _Table, message: str, values: np.ndarray) -> None:
+def _check(bad_mask: np.ndarray, table: _Table | _Columns, message: str, values: np.ndarray) -> None:
     bad = np.flatnonzero(bad_mask)
     if bad.size:
         row = int(bad[0])
@@ -355,9 +480,9 @@ def _number_strings(values: np.ndarray) -> list[str]:
     return [text[:-2] if text.endswith(".0") else text for text in map(repr, values.tolist())]
 
 
-def _check_fields(texts: list[str], what: str) -> None:
+def _check_fields(texts: Sequence[str], what: str) -> None:
     """Refuse names the plain CSV writer cannot represent (checked in one pass)."""
-    joined = "\x00".join(texts)
+    joined = texts.text if isinstance(texts, StringColumn) else "\x00".join(texts)
     if any(c in joined for c in ',"\n\r'):
         bad = next(t for t in texts if any(c in t for c in ',"\n\r'))
         raise TraceError(f"{what} {bad!r} contains a comma, quote or newline")

@@ -8,12 +8,8 @@
 * :func:`inject` replaces a fraction ``w`` of the trace's jobs by workflow
   instances (each keeps the job's submit time as ``s(W)``), the template of
   each drawn by mix weight (§5 of the replication paper).
-* :class:`WorkflowRunner` enacts instances on the engine (§4.1): at the start
-  the root tasks are submitted; when a task's first replica finishes, the
-  other replicas are removed, the outcome is judged by
-  :func:`condor_rlrep.outcome.evaluate` and the agent learns its reward; the
-  tasks whose parents are all done are then submitted, each with ``φ′`` at
-  its real submission time and the policy's replica count.
+* :class:`~condor_rlrep.sim.runner.WorkflowRunner` enacts instances on
+  the engine (§4.1).
 
 Built-in workflows: :func:`figure1_workflow` and :func:`montage_workflow`.
 """
@@ -32,11 +28,8 @@ import numpy as np
 
 from condor_rlrep.criticality import PHI_MODES, WorkflowPlan, plan_workflow
 from condor_rlrep.dag.model import Node, Workflow
-from condor_rlrep.energy import PowerTable
 from condor_rlrep.errors import InputError
 from condor_rlrep.graph import VIRTUAL_NODES, build_graph, topological_order
-from condor_rlrep.outcome import DEFAULT_FAILURE_REWARD, Run, evaluate_runs
-from condor_rlrep.sim.policies import OraclePolicy
 
 __all__ = [
     "FIGURE1_TASK_SECONDS",
@@ -49,7 +42,6 @@ __all__ = [
     "load_template",
     "parse_workflow_spec",
     "inject",
-    "WorkflowRunner",
 ]
 
 log = logging.getLogger(__name__)
@@ -308,188 +300,3 @@ def inject(
         w = np.asarray(weights, dtype=np.float64)
         which[chosen] = rng.choice(len(w), size=n, p=w / w.sum()) if len(w) > 1 else 0
     return mask, which
-
-
-# Columns of a task row (one per decision): the per-decision log.
-TASK_COLUMNS: tuple[str, ...] = (
-    "workflow", "node", "submit", "hour", "phi_prime", "state", "replicas", "explored",
-    "finish", "success", "good_j", "bad_j", "sigma", "reward", "invocations", "evictions",
-)
-(_WF, _NODE, _SUBMIT, _HOUR, _PHI, _STATE, _REPL, _EXPL, _FINISH, _SUCCESS, _GOOD, _BAD, _SIGMA, _REWARD,
- _INVOC, _EVICT) = range(len(TASK_COLUMNS))
-
-
-class WorkflowRunner:
-    """Enacts workflow instances on an :class:`~condor_rlrep.sim.engine.Engine`."""
-
-    def __init__(
-        self,
-        templates: Sequence[WorkflowTemplate],
-        which: np.ndarray,
-        policy: Any,
-        power: PowerTable,
-        machine_names: Sequence[str],
-        clock: Any,
-        *,
-        failure_reward: float = DEFAULT_FAILURE_REWARD,
-    ):
-        self.templates = list(templates)
-        self.which = which
-        self.policy = policy
-        self.power = power
-        self.names = list(machine_names)
-        self.watts = [power.watts(name) for name in self.names]
-        self.clock = clock
-        self.failure_reward = failure_reward
-        self.engine: Any = None
-        self.oracle = isinstance(policy, OraclePolicy)
-        # Workflow instances
-        self.wf_template: list[int] = []
-        self.wf_trace_job: list[int] = []
-        self.wf_start: list[float] = []
-        self.wf_finish: list[float] = []
-        self.wf_left: list[int] = []
-        self.wf_pending: list[list[int]] = []
-        # Tasks: one row of TASK_COLUMNS each, plus live state while open
-        self.rows: list[list[Any]] = []
-        self.task_first: list[int] = []
-        """Id of a task's first replica job; its replicas are consecutive ids."""
-        self.task_runs: list[list[Run] | None] = []
-        """Invocations of an open task; None once judged."""
-
-    def attach(self, engine: Any) -> None:
-        self.engine = engine
-        if self.oracle:
-            engine.track_logins()
-
-    def task_columns(self) -> dict[str, list[Any]]:
-        """The per-decision log as columns (see :data:`TASK_COLUMNS`)."""
-        if not self.rows:
-            return {name: [] for name in TASK_COLUMNS}
-        return {name: list(col) for name, col in zip(TASK_COLUMNS, zip(*self.rows))}
-
-    # -- engine callbacks ------------------------------------------------------
-    def workflow_start(self, index: int, now: float) -> None:
-        t = int(self.which[index])
-        tpl = self.templates[t]
-        w = len(self.wf_template)
-        self.wf_template.append(t)
-        self.wf_trace_job.append(index)
-        self.wf_start.append(now)
-        self.wf_finish.append(math.nan)
-        self.wf_left.append(len(tpl.tasks))
-        self.wf_pending.append(list(tpl.n_parents))
-        for i in tpl.roots:
-            self._submit_task(w, i, now)
-
-    def invocation_end(self, job: int, owner: int, machine: int, start: float, end: float, reason: str) -> None:
-        replica = job - self.task_first[owner]
-        self.task_runs[owner].append((start, replica, end, reason, self.watts[machine]))  # type: ignore[union-attr]
-        if reason == "evicted":
-            self.rows[owner][_EVICT] += 1
-
-    def job_done(self, job: int, owner: int, now: float) -> None:
-        if self.task_runs[owner] is None:
-            return
-        engine = self.engine
-        first = self.task_first[owner]
-        for other in range(first, first + self.rows[owner][_REPL]):
-            if other != job:
-                engine.cancel(other, now)
-        self._finish_task(owner, now, completed=True)
-
-    # -- enactment -------------------------------------------------------------
-    def _submit_task(self, w: int, i: int, now: float) -> None:
-        tpl = self.templates[self.wf_template[w]]
-        phi = tpl.criticality(tpl.tasks[i], now - self.wf_start[w])
-        hour = self.clock.hour(now)
-        k = len(self.rows)
-        engine = self.engine
-        self.task_first.append(engine.njobs)
-        self.task_runs.append([])
-        if tpl.jobless[i]:
-            self.rows.append([w, i, now, hour, phi, -1, 0, False, now, True, 0.0, 0.0, 0.0, math.nan, 0, 0])
-            self.task_runs[k] = None
-            self._advance(w, i, now)
-            return
-        a, explored, state = self.policy.choose(hour, phi)
-        a = max(1, min(int(a), len(self.names)))
-        row = [w, i, now, hour, phi, state, a, explored, math.nan, False, 0.0, 0.0, 0.0, math.nan, 0, 0]
-        self.rows.append(row)
-        runtime = tpl.runtime[i]
-        if self.oracle:
-            machine, blocked_by_reboot = self._oracle_machine(now, runtime)
-            if machine is not None:
-                row[_REPL] = 1
-                engine.submit(runtime, k, now, machine=machine)
-                return
-            if blocked_by_reboot:
-                row[_REPL] = 1  # every run started now dies at the reboot: spend least
-        engine.submit_many(runtime, k, now, row[_REPL])
-
-    def _oracle_machine(self, now: float, runtime: float) -> tuple[int | None, bool]:
-        """A free machine on which a run started now ends before any login
-        and reboot, or None; and whether the reboot alone rules all out."""
-        engine = self.engine
-        finish = now + runtime
-        if engine.next_reboot(now) < finish:
-            return None, True
-        free = engine.free_machines()
-        if not free:
-            return None, False
-        ids = np.asarray(free, dtype=np.int64)
-        ok = ids[engine.next_login(ids) >= finish]
-        if len(ok) == 0:
-            return None, False
-        if engine.config.machine_choice == "efficient":
-            watts = np.asarray(engine.trace.active_watts)[ok]
-            ok = ok[watts == watts.min()]
-            ok = np.sort(ok)
-        return int(ok[int(engine._u() * len(ok))]), False
-
-    def _finish_task(self, k: int, now: float, *, completed: bool) -> None:
-        row = self.rows[k]
-        runs = self.task_runs[k] or []
-        self.task_runs[k] = None  # judged; frees the invocations
-        tpl = self.templates[self.wf_template[row[_WF]]]
-        # The outcome rules of the live POST hook (outcome.evaluate), on runs
-        # whose power is already known.
-        done, success, finish, good, bad, sigma, reward, _winner = evaluate_runs(
-            runs,
-            submit_time=row[_SUBMIT],
-            phi_prime=row[_PHI],
-            estimate=tpl.estimate[row[_NODE]],
-            replicas=row[_REPL],
-            default_watts=self.power.default_watts,
-            failure_reward=self.failure_reward,
-        )
-        row[_INVOC] = len(runs)
-        row[_GOOD] = good
-        row[_BAD] = bad
-        row[_SIGMA] = sigma
-        if completed:
-            row[_FINISH] = finish if finish is not None else now
-            row[_SUCCESS] = success
-            row[_REWARD] = reward
-            if row[_STATE] >= 0:
-                self.policy.learn(row[_STATE], row[_REPL], reward)
-            self._advance(row[_WF], row[_NODE], now)
-
-    def _advance(self, w: int, i: int, now: float) -> None:
-        tpl = self.templates[self.wf_template[w]]
-        self.wf_left[w] -= 1
-        if self.wf_left[w] == 0:
-            self.wf_finish[w] = now
-            return
-        pending = self.wf_pending[w]
-        for c in tpl.children[i]:
-            pending[c] -= 1
-            if pending[c] == 0:
-                self._submit_task(w, c, now)
-
-    def close(self, now: float) -> None:
-        """End of the run: judge the tasks still open (no reward is learnt:
-        their outcome is not known yet)."""
-        for k, runs in enumerate(self.task_runs):
-            if runs is not None:
-                self._finish_task(k, now, completed=False)

@@ -1,8 +1,11 @@
 """The ``condor`` sweep backend: a DAG that fans the runs out over a pool.
 
 The DAG (written with HTCondor's own ``htcondor2.dags``) has one ``prepare``
-node that builds the shared trace, one node per unfinished run, and a
-``merge`` node that renders the report. Every node calls our own CLI on the
+node that builds the shared trace, one node per unfinished simulation (a
+:class:`~condor_rlrep.sweep.experiment.RunGroup`: a φ-independent policy is
+simulated once for all its φ), and a ``merge`` node that renders the
+report. Every path in the DAG and its submit files is absolute, so
+``condor_submit_dag`` works from any directory. Every node calls our own CLI on the
 sweep folder, so the pool writes exactly the result files the local backend
 writes and ``condor-rlrep report`` reads them the same way. The folder must
 be on a file system the execute points share with the access point (the
@@ -16,7 +19,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from condor_rlrep.sweep.experiment import Experiment
+from condor_rlrep.sweep.experiment import Experiment, group_runs
 from condor_rlrep.sweep.store import SweepDir
 
 __all__ = ["write_condor_sweep", "cli_executable"]
@@ -75,19 +78,28 @@ def write_condor_sweep(
             }
         )
 
+    condor_dir = root / "condor"
+
+    def submit_file(name: str, arguments: list[str], memory_mb: int) -> Path:
+        # Written by us and named by absolute path in the DAG: the DAG
+        # writer would name it relative to the DAG's folder.
+        path = condor_dir / f"{name}.sub"
+        path.write_text(str(description(name, arguments, memory_mb)), encoding="utf-8")
+        return path
+
     dag = dags.DAG()
-    prepare = dag.layer(name="prepare", submit_description=description("prepare", [*common, "--prepare-only"], request_memory_mb))
-    todo = [spec for spec in experiment.runs() if not out.is_done(spec)]
+    prepare = dag.layer(name="prepare", submit_description=submit_file("prepare", [*common, "--prepare-only"], request_memory_mb))
+    todo = group_runs([spec for spec in experiment.runs() if not out.is_done(spec)])
     merge_parent = prepare
     if todo:
         merge_parent = prepare.child_layer(
             name="run",
-            submit_description=description("run", [*common, "--only", "$(run_id)"], request_memory_mb),
-            vars=[{"run_id": spec.run_id} for spec in todo],
+            submit_description=submit_file("run", [*common, "--only", "$(run_ids)"], request_memory_mb),
+            vars=[{"run_ids": ",".join(group.run_ids)} for group in todo],
             retries=2,
         )
-    merge_parent.child_layer(name="merge", submit_description=description("merge", ["report", str(root)], 1024))
-    return dags.write_dag(dag, root / "condor", dag_file_name=DAG_FILE_NAME)
+    merge_parent.child_layer(name="merge", submit_description=submit_file("merge", ["report", str(root)], 1024))
+    return dags.write_dag(dag, condor_dir, dag_file_name=DAG_FILE_NAME)
 
 
 def _condor_arguments(arguments: list[str]) -> str:

@@ -1,10 +1,12 @@
-"""One run of a sweep: build the simulator's config from the run's
+"""One simulation of a sweep: build the simulator's config from the run's
 parameters, simulate on the sweep's shared trace, and reduce the result to
-the JSON document the report reads."""
+the JSON document the report reads — once per run of its group (the same
+run judged at each φ of a φ-independent policy)."""
 
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,7 @@ from condor_rlrep.errors import InputError
 from condor_rlrep.sweep.experiment import Experiment
 from condor_rlrep.sweep.store import SweepDir
 
-__all__ = ["prepare_trace", "execute_run", "trace_dir_of"]
+__all__ = ["prepare_trace", "execute_run", "execute_group", "trace_dir_of"]
 
 # Run parameters passed straight to SimConfig (everything else is an error).
 _SIM_KEYS = {
@@ -54,17 +56,35 @@ def _trace(trace_dir: Path):
     return _trace_cache[key]
 
 
-def execute_run(params: dict[str, Any], trace_dir: Path) -> dict[str, Any]:
-    """Simulate one run and return its report document (JSON-ready)."""
-    from condor_rlrep.sim.run import SimConfig, simulate
+def _config(params: dict[str, Any]):
+    from condor_rlrep.sim.run import SimConfig
 
     unknown = set(params) - _SIM_KEYS
     if unknown:
         raise InputError(f"unknown run parameter(s) {sorted(unknown)}; known: {sorted(_SIM_KEYS)}")
     kwargs = dict(params)
     kwargs["workflows"] = tuple(kwargs.get("workflows", ("figure1",)))
-    result = simulate(_trace(trace_dir), SimConfig(**kwargs))
-    return reduce_result(result)
+    return SimConfig(**kwargs)
+
+
+def execute_run(params: dict[str, Any], trace_dir: Path) -> dict[str, Any]:
+    """Simulate one run and return its report document (JSON-ready)."""
+    return execute_group([params], trace_dir)[0]
+
+
+def execute_group(params: list[dict[str, Any]], trace_dir: Path) -> list[dict[str, Any]]:
+    """Simulate ``params[0]`` once and return the report document of each
+    run in ``params``: the others must differ from it in φ alone, with a
+    policy that does not depend on φ (a :class:`~condor_rlrep.sweep.experiment.RunGroup`)."""
+    from condor_rlrep.sim.run import result_for_phi, simulate
+
+    configs = [_config(p) for p in params]
+    first = configs[0]
+    for config in configs[1:]:
+        if replace(config, phi=first.phi) != first:
+            raise InputError("runs simulated together may differ in phi only")
+    result = simulate(_trace(trace_dir), first)
+    return [reduce_result(result if c.phi == first.phi else result_for_phi(result, c.phi)) for c in configs]
 
 
 def _clean(value: float | None) -> float | None:
@@ -76,7 +96,8 @@ def reduce_result(result) -> dict[str, Any]:
     p = result.wf_p[~np.isnan(result.wf_p)]
     # Uncompleted workflows count as p = +inf in the CDF: they never finished.
     p_all = np.where(np.isnan(result.wf_p), np.inf, result.wf_p)
-    quantiles = np.quantile(p_all, np.linspace(0.0, 1.0, 101)).tolist() if len(p_all) else []
+    with np.errstate(invalid="ignore"):  # inf − inf between two unfinished workflows: NaN, reported as null
+        quantiles = np.quantile(p_all, np.linspace(0.0, 1.0, 101)).tolist() if len(p_all) else []
     tasks = result.tasks
     completion = result.completion
     return {

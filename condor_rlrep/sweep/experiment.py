@@ -12,7 +12,10 @@ An experiment file has four tables::
 
 Every run is identified by a digest of its canonical parameters, so a result
 file names exactly the run that produced it and a resumed sweep can tell
-which runs are finished.
+which runs are finished. Runs that differ only in φ and whose policy does
+not look at φ (single, fixed:K, oracle:R) form one :class:`RunGroup`: it is
+simulated once and judged at each φ (the grid, the result files and the
+report are the same as if each had been simulated).
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from typing import Any
 
 from condor_rlrep.errors import InputError
 
-__all__ = ["Experiment", "RunSpec", "load_experiment", "builtin_experiments", "experiment_path"]
+__all__ = ["Experiment", "RunSpec", "RunGroup", "group_runs", "load_experiment", "builtin_experiments",
+           "experiment_path"]
 
 _TABLES = ("experiment", "trace", "base", "grid", "quick")
 
@@ -48,6 +52,41 @@ class RunSpec:
     def label(self) -> str:
         keys = ("policy", "phi", "workflows")
         return " ".join(f"{k}={self.params[k]}" for k in keys if k in self.params)
+
+
+@dataclass(frozen=True)
+class RunGroup:
+    """Runs that one simulation answers: all of them, or (φ-independent
+    policies) the same run judged at several φ. ``runs[0]`` is simulated."""
+
+    runs: tuple[RunSpec, ...]
+
+    @property
+    def params(self) -> Mapping[str, Any]:
+        return self.runs[0].params
+
+    @property
+    def run_ids(self) -> list[str]:
+        return [spec.run_id for spec in self.runs]
+
+
+def _group_key(spec: RunSpec) -> str:
+    from condor_rlrep.sim.policies import depends_on_phi
+
+    params = dict(spec.params)
+    if "phi" in params and not depends_on_phi(str(params.get("policy", "single"))):
+        params.pop("phi")
+        return "any-phi:" + json.dumps(params, sort_keys=True, separators=(",", ":"))
+    return spec.run_id
+
+
+def group_runs(specs: list[RunSpec]) -> list[RunGroup]:
+    """``specs`` gathered into groups of one simulation each, in order of
+    first appearance (each group's runs in the order given)."""
+    groups: dict[str, list[RunSpec]] = {}
+    for spec in specs:
+        groups.setdefault(_group_key(spec), []).append(spec)
+    return [RunGroup(tuple(runs)) for runs in groups.values()]
 
 
 @dataclass(frozen=True)
@@ -71,6 +110,10 @@ class Experiment:
             params.update(zip(keys, values))
             runs.append(RunSpec(params))
         return runs
+
+    def run_groups(self) -> list[RunGroup]:
+        """The grid's runs, one group per simulation (see :class:`RunGroup`)."""
+        return group_runs(self.runs())
 
     def as_quick(self) -> Experiment:
         """The reduced variant described by the file's ``[quick]`` table."""

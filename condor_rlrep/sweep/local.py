@@ -1,5 +1,6 @@
 """The ``local`` sweep backend: finished runs are skipped, the rest run in a
-process pool, each result written the moment its run ends."""
+process pool, one simulation per :class:`~condor_rlrep.sweep.experiment.RunGroup`,
+each result written the moment its simulation ends."""
 
 from __future__ import annotations
 
@@ -8,8 +9,8 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
-from condor_rlrep.sweep.execute import execute_run, prepare_trace
-from condor_rlrep.sweep.experiment import Experiment, RunSpec
+from condor_rlrep.sweep.execute import execute_group, prepare_trace
+from condor_rlrep.sweep.experiment import Experiment, RunGroup, RunSpec, group_runs
 from condor_rlrep.sweep.store import SweepDir
 
 __all__ = ["run_local", "SweepSummary"]
@@ -22,6 +23,9 @@ class SweepSummary:
     total: int
     skipped: int
     ran: int
+    """Runs whose result this call wrote."""
+    simulations: int = 0
+    """Simulations it took (a φ-independent run serves every φ)."""
 
 
 def run_local(
@@ -34,8 +38,9 @@ def run_local(
 ) -> SweepSummary:
     """Run every unfinished run of ``experiment`` into ``out``.
 
-    Interrupting this (Ctrl-C, kill) loses at most the runs in flight; a later
-    call with the same arguments does the rest and nothing twice.
+    Interrupting this (Ctrl-C, kill) loses at most the simulations in
+    flight; a later call with the same arguments does the rest and nothing
+    twice.
     """
     out.save_experiment(experiment)
     prepare_trace(experiment, out)
@@ -46,19 +51,24 @@ def run_local(
         for spec in specs:
             if out.is_done(spec):
                 on_run_done(spec)
-    if jobs <= 1 or len(todo) <= 1:
-        for spec in todo:
-            out.save_result(spec, execute_run(spec.params, out.trace_dir))
+    groups = group_runs(todo)
+
+    def finish(group: RunGroup, documents: list[dict]) -> None:
+        for spec, document in zip(group.runs, documents):
+            out.save_result(spec, document)
             if on_run_done:
                 on_run_done(spec)
-        return SweepSummary(len(specs), skipped, len(todo))
+
+    if jobs <= 1 or len(groups) <= 1:
+        for group in groups:
+            finish(group, execute_group([dict(s.params) for s in group.runs], out.trace_dir))
+        return SweepSummary(len(specs), skipped, len(todo), len(groups))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        pending = {pool.submit(execute_run, spec.params, out.trace_dir): spec for spec in todo}
+        pending = {
+            pool.submit(execute_group, [dict(s.params) for s in group.runs], out.trace_dir): group for group in groups
+        }
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in done:
-                spec = pending.pop(future)
-                out.save_result(spec, future.result())
-                if on_run_done:
-                    on_run_done(spec)
-    return SweepSummary(len(specs), skipped, len(todo))
+                finish(pending.pop(future), future.result())
+    return SweepSummary(len(specs), skipped, len(todo), len(groups))
