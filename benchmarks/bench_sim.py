@@ -18,7 +18,8 @@ does; figures are medians over ``--repeat``. Events are counted the same way
 in all three (logins, logouts, job and workflow arrivals, reboots, job
 completions); replica submissions and superseded completions ("stale
 pops": completions of runs evicted or removed since) are stated apart.
-Per-task overhead: (our year with workflows − our year with w = 0) / tasks.
+Per-task overhead: (our year with workflows − our year with w = 0) / tasks,
+the w = 0 year timed in the same alternation.
 Peak RSS: a fresh process that reads the year's trace folder (as a sweep
 does) and simulates ``rl:3``.
 
@@ -83,13 +84,19 @@ def timed(fn, *args):
 
 
 def peak_rss_mb(trace_dir: Path, days: float, policy: str, workflow: str) -> float:
+    # VmHWM, not ru_maxrss: Linux carries ru_maxrss over exec, so a child of
+    # this (large) process would report the parent's size at the fork.
     code = (
         "import resource, sys\n"
         "from condor_rlrep.sim.run import SimConfig, simulate\n"
         "from condor_rlrep.sim.trace_io import read_trace\n"
         f"r = simulate(read_trace({str(trace_dir)!r}), SimConfig(workflows=({workflow!r},), policy={policy!r}, "
         f"phi=0.1, seed=1, days={days!r}))\n"
-        "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)\n"
+        "try:\n"
+        "    status = open('/proc/self/status').read().split('VmHWM:')[1]\n"
+        "    print(int(status.split()[0]) / 1024.0)\n"
+        "except (OSError, IndexError):\n"
+        "    print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     return float(out.stdout.split()[-1])
@@ -123,16 +130,14 @@ def main() -> None:
         return SimConfig(workflows=(args.workflow,), fraction=fraction, policy=policy, phi=0.1, seed=1,
                          days=args.days)
 
-    # Engine alone (no workflows): the base of the per-task overhead.
-    empty = [timed(simulate, trace, config("single", 0.0))[1:] for _ in range(args.repeat)]
-    engine_wall = statistics.median(w for w, _ in empty)
-    engine_cpu = statistics.median(c for _, c in empty)
-    report["engine_alone"] = {"wall_s": round(engine_wall, 3), "cpu_s": round(engine_cpu, 3)}
-
     for policy in [p.strip() for p in args.policies.split(",") if p.strip()]:
         cfg = config(policy)
         inp = model_input(trace, cfg)
-        models = {"ours": lambda: simulate(trace, cfg), "bare": lambda: run_heapq_model(inp)}
+        # "engine": our year with w = 0 (no workflows), the base of the
+        # per-task overhead; timed in the same alternation as the others.
+        empty = config(policy, 0.0)
+        models = {"ours": lambda: simulate(trace, cfg), "engine": lambda: simulate(trace, empty),
+                  "bare": lambda: run_heapq_model(inp)}
         if run_simpy_model is not None:
             models["simpy"] = lambda: run_simpy_model(inp)
         names = list(models)
@@ -144,13 +149,15 @@ def main() -> None:
                 out, wall, cpu = timed(models[name])
                 walls[name].append(wall)
                 cpus[name].append(cpu)
-                outputs[name] = ours_output(out) if name == "ours" else out
+                outputs[name] = ours_output(out) if name in ("ours", "engine") else out
         ours, bare = outputs["ours"], outputs["bare"]
         if ours.key() != bare.key():
             raise SystemExit(f"{policy}: the bare loop's results differ from ours:\n{ours}\n{bare}")
         wall = {k: statistics.median(v) for k, v in walls.items()}
         cpu = {k: statistics.median(v) for k, v in cpus.items()}
         rate = {k: outputs[k].events / wall[k] for k in names}
+        engine_wall, engine_cpu = wall.pop("engine"), cpu.pop("engine")
+        rate.pop("engine")
         entry: dict = {
             "events": ours.events,
             "replica_submissions": ours.replica_submissions,
@@ -164,6 +171,7 @@ def main() -> None:
             "ours_speed_x_bare": round(wall["bare"] / wall["ours"], 3),
             "ours_time_x_bare": round(wall["ours"] / wall["bare"], 3),
             "ours_time_x_bare_cpu": round(cpu["ours"] / cpu["bare"], 3),
+            "engine_alone_s": {"wall": round(engine_wall, 3), "cpu": round(engine_cpu, 3)},
             "per_task_overhead_us": round((wall["ours"] - engine_wall) / ours.tasks * 1e6, 2) if ours.tasks else None,
             "per_task_overhead_us_cpu": round((cpu["ours"] - engine_cpu) / ours.tasks * 1e6, 2) if ours.tasks else None,
         }

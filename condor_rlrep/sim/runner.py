@@ -124,7 +124,7 @@ class WorkflowRunner:
         runner's lists are released as they are converted."""
         engine = self.engine
         n = self._tasks
-        first = np.frombuffer(self.task_first, dtype=np.int64)[:n].copy()
+        first = np.frombuffer(self.task_first, dtype=np.dtype(self.task_first.typecode))[:n].astype(np.int64)
         replicas = np.asarray(self._replicas, dtype=np.int64)
         if engine is not None and len(first):
             per_job = np.cumsum(np.asarray(engine.jevict[: engine.njobs], dtype=np.int64))
@@ -153,7 +153,7 @@ class WorkflowRunner:
                 setattr(self, sources[name], array(values.typecode))
             else:
                 columns[name] = np.fromiter(values, dtype=dtype, count=n)
-            self.task_first = array("l")
+        self.task_first = array("l")
         self.task_runs = []
         return columns
 
