@@ -21,6 +21,8 @@ from condor_rlrep.agent import Agent, AgentConfig, Choice
 from condor_rlrep.agent._uniform import BufferedNormal, BufferedUniform
 from condor_rlrep.agent.policy import (
     _standard_normal,
+    choose_epsilon_greedy,
+    epsilon,
     choose_thompson,
     choose_ucb1,
     thompson_pick,
@@ -95,6 +97,33 @@ def test_thompson_agent_across_normal_blocks_and_a_reload():
 def test_ucb1_agent_makes_the_reference_choices(seed, actions, c):
     config = AgentConfig(n_bins=1, max_replicas=actions, strategy="ucb1", ucb_c=c)
     _play(Agent(config, rng=seed), 400, seed, lambda q, n: _ref_ucb1(q, n, c))
+
+
+@settings(max_examples=20, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), actions=st.integers(1, 6),
+       schedule=st.sampled_from(["initially-high", "sliding-window", "fixed"]), switch=st.sampled_from([0, 50, 10_000]))
+def test_epsilon_greedy_agent_makes_the_policy_functions_choices(seed, actions, schedule, switch):
+    # The agent writes the ε schedule and eq. 9 out inline; the store calls
+    # policy.epsilon and policy.choose_epsilon_greedy. Same stream, same choices,
+    # through drift recoveries too (a short window and a low threshold).
+    config = AgentConfig(n_bins=1, max_replicas=actions, schedule=schedule, switch_after=switch, window=4,
+                         drift_threshold=0.5, recovery=20)
+    agent = Agent(config, rng=seed)
+    stream = BufferedUniform(np.random.default_rng(seed))
+
+    def reference(q_row, n_row, state):
+        eps = epsilon(config, agent.rewards_seen, agent.recovery[state] > 0)
+        return choose_epsilon_greedy(_first_max(q_row), len(q_row), eps, stream)
+
+    env = np.random.default_rng(seed + 1)
+    for s, r, learn in zip(env.integers(0, agent.n_states, 600).tolist(), env.choice([1.0, 0.7, 0.4, -5.0], 600).tolist(),
+                           (env.random(600) < 0.6).tolist()):
+        index, explored = reference(agent.estimates[s].tolist(), agent.counts[s].tolist(), s)
+        choice = agent.choose(s)
+        assert choice == Choice(index + 1, explored)
+        if learn:
+            agent.learn(s, choice.action, r)
+            assert agent.greedy(s) == _first_max(agent.estimates[s].tolist()) + 1
 
 
 def test_ucb1_choice_follows_learning_in_its_state_only():

@@ -24,7 +24,6 @@ from condor_rlrep.agent._uniform import BufferedNormal, uniform_source
 from condor_rlrep.agent.config import AgentConfig
 from condor_rlrep.agent.estimator import drifted, push_window, update_estimate
 from condor_rlrep.agent.policy import (
-    choose_epsilon_greedy,
     epsilon,
     greedy_index,
     thompson_pick,
@@ -71,6 +70,7 @@ class Agent:
         self._greedy = [0] * n_states
         self._eps_greedy = self.config.strategy == "epsilon-greedy"
         self._sliding = self._eps_greedy and self.config.schedule == "sliding-window"
+        self._fixed_schedule = self.config.schedule == "fixed"
         self._ucb = self.config.strategy == "ucb1"
         self._thompson = self.config.strategy == "thompson"
         self._cache: list[Any] = [None] * n_states
@@ -95,9 +95,22 @@ class Agent:
         if not 0 <= state < self.n_states:
             raise StateError(f"state must be in [0, {self.n_states}); got {state!r}")
         if self._eps_greedy:
-            eps = epsilon(self.config, self.rewards_seen, self.recovery[state] > 0)
-            index, explored = choose_epsilon_greedy(self._greedy[state], self.n_actions, eps, self._uniform)
-            return self._choices[index][explored]
+            # epsilon() and choose_epsilon_greedy() written out (the same
+            # schedule, the same draws; tests hold them equal): two calls
+            # saved on the busiest path of a simulation.
+            config = self.config
+            if self._fixed_schedule:
+                eps = config.epsilon_low
+            elif self.rewards_seen < config.switch_after or (self._sliding and self.recovery[state] > 0):
+                eps = config.epsilon_high
+            else:
+                eps = config.epsilon_low
+            uniform = self._uniform
+            if uniform() < eps:
+                n = self.n_actions
+                index = int(uniform() * n)
+                return self._choices[index if index < n else n - 1][1]
+            return self._choices[self._greedy[state]][0]
         cached = self._cache[state]
         if self._ucb:
             if cached is None:
@@ -137,7 +150,9 @@ class Agent:
                 self._cache[state] = None
         if self._sliding:
             self._slide(state, index, reward, q)
-        self._greedy[state] = greedy_index(q_row)
+        # greedy_index's first-maximum rule in C: the estimates are finite,
+        # so max() picks the first of equal maxima and index() finds it.
+        self._greedy[state] = q_row.index(max(q_row))
 
     # -- helpers -------------------------------------------------------------
 
