@@ -51,3 +51,32 @@ def test_findings_verdicts_follow_the_numbers():
     docs[2] = _doc("fixed:3", 0.1, 405, 1900.0)
     by_key = {f.key: f for f in findings(ResultTable(docs))}
     assert by_key["fixed_gain"].verdict == "not reproduced"
+
+
+def test_montage_figure6_tables_and_finding(tmp_path):
+    import json
+
+    from condor_rlrep.report.render import render_report
+
+    mt = ("montage",)
+    docs = [
+        _doc("single", 0.1, 400, 1000.0, mt), _doc("single", 1.0, 800, 1000.0, mt),
+        _doc("fixed:2", 0.1, 500, 2000.0, mt), _doc("fixed:2", 1.0, 700, 2000.0, mt),
+        _doc("rl:2", 0.1, 480, 1200.0, mt), _doc("rl:2", 1.0, 840, 1500.0, mt),
+    ]
+    (tmp_path / "runs").mkdir()
+    for i, doc in enumerate(docs):
+        (tmp_path / "runs" / f"{i:016x}.json").write_text(json.dumps({"run_id": f"{i:016x}", **doc}))
+    (tmp_path / "experiment.json").write_text(json.dumps({
+        "name": "m", "description": "", "trace": {"dir": "t"}, "base": {}, "grid": {"phi": [0.1, 1.0], "policy": ["x"]},
+        "figures": ["fig6a", "fig6b"], "quick": False}))
+    report = render_report(tmp_path).read_text()
+    # RL against fixed at the same maximum: (480 − 500)/500 = −4 %, (840 − 700)/700 = +20 %;
+    # energy (1200 − 2000)/2000 = −40 %, (1500 − 2000)/2000 = −25 %
+    assert "| 2 | -4.0 | +20.0 |" in report
+    assert "| 2 | -40.0 | -25.0 |" in report
+    # against single: rl:2 +20 % and +5 %, fixed:2 +25 % and −12.5 %
+    assert "| rl:2 | +20.0 | +5.0 |" in report and "| fixed:2 | +25.0 | -12.5 |" in report
+    montage = next(f for f in findings(ResultTable(docs)) if f.key == "montage")
+    assert montage.verdict == "reproduced"  # energy −32.5 % on average, workflows +8 %
+    assert "energy -32.5%" in montage.evidence and "+20.0% at P = 0.1, +5.0% at P = 1" in montage.evidence

@@ -146,6 +146,8 @@ def render_report(sweep_dir: str | Path) -> Path:
             if draw(table, workflows, figures_dir / name):
                 report.h(3, _FIGURE_TITLES[key])
                 report.img(f"figures/{name}", _FIGURE_TITLES[key])
+                if key in _FIGURE_TABLES:
+                    _FIGURE_TABLES[key](report, table, workflows)
     report.h(2, "The paper's findings against ours")
     for finding in findings(table):
         report.p(f"**{finding.verdict.upper()}** — {finding.claim} Ours: {finding.evidence}")
@@ -225,3 +227,39 @@ def _strategies(report: Report, table: ResultTable, workflows: str) -> None:
                 ])
     report.h(3, "Beyond the paper — ε-greedy, UCB1, Thompson sampling and the oracle bound")
     report.table(["P = φ", "policy", "within P", "gain over single", "energy MWh", "fixed energy MWh", "mean replicas"], rows)
+
+
+def _rl_against_fixed(report: Report, table: ResultTable, workflows: str, change, what: str) -> None:
+    """The numbers behind Figure 6a or 6b: one row per maximum, one column per P."""
+    phis = table.phis(workflows)
+    rows = []
+    for policy in table.policies(workflows, "rl"):
+        fixed = policy.replace("rl", "fixed")
+        values = [change(workflows, policy, fixed, phi) for phi in phis]
+        if any(v is not None for v in values):
+            rows.append([policy.split(":")[1]] + [_num(v, "{:+.1f}") for v in values])
+    if rows:
+        report.p(f"{what}, in % (rl:R against fixed:R at the same maximum R):")
+        report.table(["R"] + [f"P = {phi:g}" for phi in phis], rows)
+
+
+def _fig6a_table(report: Report, table: ResultTable, workflows: str) -> None:
+    _rl_against_fixed(report, table, workflows, table.within_change_percent, "Change in workflows within P")
+    # The paper's caption ("percentage increase in workflows achieving the
+    # contingency") may also mean against no replication: both are shown.
+    phis = table.phis(workflows)
+    rows = []
+    for policy in table.policies(workflows, "rl") + table.policies(workflows, "fixed"):
+        values = [table.gain_percent(workflows, policy, phi) for phi in phis]
+        if any(v is not None for v in values):
+            rows.append([policy] + [_num(v, "{:+.1f}") for v in values])
+    if rows:
+        report.p("Gain in workflows within P over a single replica, in %:")
+        report.table(["policy"] + [f"P = {phi:g}" for phi in phis], rows)
+
+
+def _fig6b_table(report: Report, table: ResultTable, workflows: str) -> None:
+    _rl_against_fixed(report, table, workflows, table.energy_change_percent, "Change in workflow energy")
+
+
+_FIGURE_TABLES = {"fig6a": _fig6a_table, "fig6b": _fig6b_table}
