@@ -68,19 +68,24 @@ class _Table:
         return int(self._lines[row]) if self._lines is not None else row + 2
 
     def floats(self, name: str) -> np.ndarray:
-        values = self.columns[name]
-        try:
-            out = np.array(values, dtype=np.float64)
-        except ValueError:
-            out = None
-        if out is not None:
-            bad = np.flatnonzero(~np.isfinite(out))
-            if bad.size == 0:
-                return out
-            row = int(bad[0])
-        else:
-            row = next(i for i, v in enumerate(values) if not _is_float(v))
-        raise TraceError(f"column {name!r}: {values[row]!r} is not a finite number", path=self.path, line=self.line(row))
+        return _float_column(self.columns[name], name, self.path, self.line)
+
+
+def _float_column(values: list[str], name: str, path: str, line_of, row0: int = 0) -> np.ndarray:
+    """``values`` as float64, or a TraceError at the first that is not a
+    finite number (``line_of(row0 + row)`` gives its line)."""
+    try:
+        out = np.array(values, dtype=np.float64)
+    except ValueError:
+        out = None
+    if out is not None:
+        bad = np.flatnonzero(~np.isfinite(out))
+        if bad.size == 0:
+            return out
+        row = int(bad[0])
+    else:
+        row = next(i for i, v in enumerate(values) if not _is_float(v))
+    raise TraceError(f"column {name!r}: {values[row]!r} is not a finite number", path=path, line=line_of(row0 + row))
 
 
 def _is_float(text: str) -> bool:
@@ -230,7 +235,7 @@ class _Columns:
                  lookup: dict[str, dict[str, int]], interned: tuple[str, ...], compact: tuple[str, ...]) -> None:
         for h, values in columns.items():
             if h in floats:
-                parts[h].append(self._floats(h, values, row0))
+                parts[h].append(_float_column(values, h, self.path, self.line, row0))
             elif h in lookup:
                 index = np.fromiter(map(lookup[h].get, values, itertools.repeat(-1)), dtype=np.int32, count=len(values))
                 parts[h].append(index)
@@ -244,21 +249,6 @@ class _Columns:
                 parts[h].append(StringColumn(values))
             else:
                 parts[h].append(values)
-
-    def _floats(self, name: str, values: list[str], row0: int) -> np.ndarray:
-        try:
-            out = np.array(values, dtype=np.float64)
-        except ValueError:
-            out = None
-        if out is not None:
-            bad = np.flatnonzero(~np.isfinite(out))
-            if bad.size == 0:
-                return out
-            row = int(bad[0])
-        else:
-            row = next(i for i, v in enumerate(values) if not _is_float(v))
-        raise TraceError(f"column {name!r}: {values[row]!r} is not a finite number", path=self.path,
-                         line=self.line(row0 + row))
 
     def unknown(self) -> tuple[str, str, int] | None:
         """The first (column, value, row) a lookup did not know, if any."""
