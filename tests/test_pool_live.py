@@ -412,10 +412,6 @@ policy = ["single", "rl:2"]
 """
 
 
-@pytest.mark.xfail(strict=False,
-                   reason="sweep --backend condor names its submit files by relative path, so condor_submit_dag "
-                          "works only from the DAG's directory; the fix is the sim helper's (condor_rlrep/sweep/), "
-                          "not on main yet: drop this mark when it lands")
 def test_sweep_on_the_pool_equals_the_local_sweep_and_submits_from_anywhere(pool: Pool) -> None:
     work = pool.workdir("sweep")
     write(work / "tiny.toml", SWEEP)
