@@ -469,6 +469,30 @@ class Engine:
                 queue.append(j)
         return range(first, end)
 
+    def hold_many(self, duration: float, owner: int, now: float, count: int) -> range:
+        """Submit ``count`` replicas of task ``owner`` on hold: they take
+        ids now (after any replicas submitted just before, so a task's jobs
+        stay consecutive) but wait outside the queue, drawing no energy,
+        until :meth:`release`. A held job that is :meth:`cancel`-led never runs."""
+        first = self.njobs
+        for _ in range(count):
+            self._new_job(duration, owner, now)
+        return range(first, self.njobs)
+
+    def release(self, j: int, now: float, machine: int | None = None) -> None:
+        """Let held job ``j`` be matched like a job submitted now (it goes to
+        the back of the queue if it cannot run at once), or start it on
+        ``machine`` (a free one). Release each held job once."""
+        if self.jstate[j] != QUEUED or self.jmachine[j] >= 0:
+            return
+        if machine is not None:
+            if self.pos[machine] < 0:
+                raise ValueError(f"machine {machine} is not free")
+            self._remove_free(machine)
+            self._start(j, machine, now)
+        else:
+            self._match_one(j, now)
+
     def _new_job(self, duration: float, owner: int, now: float) -> int:
         j = self.njobs
         if j == len(self.jdur):

@@ -91,6 +91,10 @@ def depends_on_phi(spec: str) -> bool:
     deadlines it is judged against move. The learning policies choose by
     φ′ and so do not. An unknown spec counts as depending on φ.
     """
+    from condor_rlrep.sim.beyond import beyond_depends_on_phi, is_beyond_spec
+
+    if is_beyond_spec(spec):
+        return beyond_depends_on_phi(spec)
     match = _SPEC.match(spec.strip())
     return match is None or match.group(1) not in ("single", "fixed", "oracle")
 
@@ -103,10 +107,15 @@ def parse_policy(spec: str, *, agent_config: Any = None, rng: Any = None, agent:
     overridden by the spec. ``agent``: use this agent instead (e.g. one
     loaded from a store to continue training).
     """
+    from condor_rlrep.sim.beyond import is_beyond_spec, parse_beyond
+
+    if is_beyond_spec(spec):  # idle-…, model:R, react:R, model-react:R
+        return parse_beyond(spec, agent_config=agent_config, rng=rng, agent=agent)
     match = _SPEC.match(spec.strip())
     if match is None:
         raise InputError(
-            f"unknown policy {spec!r} (expected single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R or oracle:R)"
+            f"unknown policy {spec!r} (expected single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R, oracle:R,"
+            " idle-<policy>, model:R, react:R or model-react:R)"
         )
     kind, strategy, count = match.group(1), match.group(2), match.group(3)
     if kind == "single":

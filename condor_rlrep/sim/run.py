@@ -242,7 +242,7 @@ def simulate(
         which[:in_span] = w
     policy = parse_policy(
         config.policy,
-        agent_config=config.agent_config(zone) if config.policy.startswith("rl") else None,
+        agent_config=config.agent_config(zone) if config.policy.removeprefix("idle-").startswith("rl") else None,
         rng=np.random.default_rng(agent_seq),
         agent=agent,
     )
@@ -251,7 +251,7 @@ def simulate(
         hosts={name: float(w) for name, w in zip(trace.machine_names, trace.active_watts)},
     )
     clock = LocalClock(trace.start, max(until, trace.length))
-    runner = WorkflowRunner(
+    runner = getattr(policy, "runner_class", WorkflowRunner)(
         templates, which, policy, power, trace.machine_names, clock,
         failure_reward=config.failure_reward,
     )

@@ -228,7 +228,12 @@ class WorkflowRunner:
         if machine is not None:
             engine.submit(runtime, k, now, machine=machine)
         else:
-            engine.submit_many(runtime, k, now, a)
+            self._submit_replicas(runtime, k, now, a)
+
+    def _submit_replicas(self, runtime: float, k: int, now: float, count: int) -> None:
+        """Start task ``k``'s replicas; a seam for runners that place them
+        (:mod:`condor_rlrep.sim.beyond`)."""
+        self.engine.submit_many(runtime, k, now, count)
 
     def _grow(self) -> None:
         """One more block of defaults for the columns written in place: an

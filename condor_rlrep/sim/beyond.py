@@ -1,0 +1,246 @@
+"""Replica policies beyond the paper: they use what a real pool knows at a
+task's submission and nothing of the future (issue 14).
+
+What they see: the hour of the week, the task's estimate ``e`` and φ′, how
+long each free machine has been left alone by its owners (HTCondor's
+``KeyboardIdle``), the nightly reboot schedule (an admin's fixed policy),
+and every earlier invocation's outcome.
+
+* ``idle-<spec>`` (``idle-single``, ``idle-fixed:K``, ``idle-rl:R`` …): the
+  replica count of ``<spec>``, placed on the free machines idle longest
+  (a ``rank = KeyboardIdle`` in the submit description; in the simulator
+  at the task's submission: later matches, after an eviction or from the
+  queue, are the engine's usual choice).
+* ``model:R[,target=T,hi=H]``: idle placement, and the fewest replicas
+  ``k ≤ R`` on the longest-idle machines whose chance that at least one
+  survives, ``1 − Π(1 − s_i)``, reaches ``T``; ``s_i`` from a
+  :class:`~condor_rlrep.sim.survival.SurvivalModel` learnt online from this
+  policy's own first invocations. One replica when the slack makes a
+  rerun affordable (``φ′ ≥ H``), when the workflow is already late
+  (``φ′ < 0``: no number of replicas brings it back, with run times equal
+  to estimates), when the nightly reboot falls before ``now + e`` (every
+  run dies there), or when no machine is free.
+* ``react:R``: idle placement of one replica; the other ``R − 1`` are held
+  (no energy) and one is released each time a running replica is evicted
+  by its owner (not by the reboot), until one finishes; then the held rest
+  is removed.
+* ``model-react:R[,…]``: ``model``'s first count, then reactive up to R.
+
+Every policy here is run by :class:`BeyondRunner` (the policy names it as
+its ``runner_class``), which places replicas, records the outcomes the
+models learn from and releases held replicas.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from condor_rlrep.errors import InputError
+from condor_rlrep.sim.engine import EVICTED
+from condor_rlrep.sim.placement import IdleClock, hour_of_week
+from condor_rlrep.sim.runner import WorkflowRunner
+from condor_rlrep.sim.survival import SurvivalModel
+
+__all__ = [
+    "BeyondRunner",
+    "IdlePolicy",
+    "ModelPolicy",
+    "is_beyond_spec",
+    "beyond_depends_on_phi",
+    "parse_beyond",
+    "replicas_for_target",
+]
+
+_MODEL = re.compile(r"^(model|model-react|react):(\d+)((?:,[a-z]+=[^,]+)*)$")
+_MODEL_KEYS = {"target": float, "hi": float}
+
+
+def replicas_for_target(survivals: Any, target: float) -> int:
+    """Fewest leading entries of ``survivals`` (per-replica survival
+    probabilities, best first) with ``1 − Π(1 − s_i) ≥ target``; all of them
+    if none reach it; at least 1."""
+    fail = 1.0
+    k = 0
+    for s in survivals:
+        k += 1
+        fail *= 1.0 - s
+        if 1.0 - fail >= target:
+            return k
+    return max(1, k)
+
+
+class BeyondRunner(WorkflowRunner):
+    """A :class:`WorkflowRunner` that lets the policy plan each task's
+    replicas from the pool's state and places them on idle machines."""
+
+    def attach(self, engine: Any) -> None:
+        super().attach(engine)
+        self.idle_clock = IdleClock.of_trace(engine.trace)
+        self._local = self.clock.local_seconds
+        self._plan = self.policy.plan
+        self._observe = getattr(self.policy, "observe", None)
+        self._bucket = self.policy.model.bucket if getattr(self.policy, "model", None) is not None else None
+        self._total: dict[int, int] = {}
+        """Open tasks with held replicas: task → replicas started + held."""
+        self._placed: dict[int, tuple[int, int]] = {}
+        """Jobs whose first run the model will learn from: job → (hour of week, idle bucket)."""
+
+    def _top_idle(self, now: float, count: int) -> tuple[np.ndarray, np.ndarray]:
+        engine = self.engine
+        if count <= 0 or not engine.nfree or not engine._queue_empty():
+            return np.zeros(0, dtype=np.int64), np.zeros(0)
+        only = engine._only_list  # the free list itself under random choice (no copy)
+        return self.idle_clock.longest_idle(only if only is not None else engine.free_machines(), now, count)
+
+    def _submit_replicas(self, runtime: float, k: int, now: float, count: int) -> None:
+        engine = self.engine
+        estimate = self._wf_tpl[self._wf[k]].estimate[self._node[k]]
+        how = hour_of_week(self._local(now))
+        machines, idle = self._top_idle(now, self.policy.max_replicas)
+        count, held = self._plan(how, self._phi[k], estimate, idle, engine.next_reboot(now) - now, count)
+        self._replicas[k] = count
+        placed = min(count, len(machines))
+        bucket = self._bucket
+        for m, t in zip(machines[:placed].tolist(), idle[:placed].tolist()):
+            j = engine.submit(runtime, k, now, machine=m)
+            if bucket is not None:
+                self._placed[j] = (how, bucket(t))
+        if count > placed:
+            engine.submit_many(runtime, k, now, count - placed)
+        if held > 0:
+            engine.hold_many(runtime, k, now, held)
+            self._total[k] = count + held
+
+    def invocation_end(self, job: int, owner: int, machine: int, start: float, end: float, reason: str) -> None:
+        super().invocation_end(job, owner, machine, start, end, reason)
+        evicted = reason == EVICTED and self.engine.next_reboot(end - 1e-3) != end
+        placed = self._placed.pop(job, None)
+        if placed is not None and self._observe is not None:
+            self._observe(placed[0], placed[1], end - start, evicted)
+        if evicted:
+            total = self._total.get(owner)
+            if total is not None:
+                started = self._replicas[owner]
+                if started < total:
+                    self._replicas[owner] = started + 1
+                    target, _ = self._top_idle(end, 1)
+                    self.engine.release(self.task_first[owner] + started, end,
+                                        int(target[0]) if len(target) else None)
+
+    def job_done(self, job: int, owner: int, now: float) -> None:
+        total = self._total.pop(owner, None)
+        if total is not None and self.task_runs[owner] is not None:
+            first = self.task_first[owner]
+            cancel = self.engine.cancel
+            for held in range(first + self._replicas[owner], first + total):
+                cancel(held, now)
+        super().job_done(job, owner, now)
+
+
+@dataclass
+class IdlePolicy:
+    """``idle-<spec>``: the base policy's count, idle placement."""
+
+    name: str
+    base: Any
+    runner_class: type = BeyondRunner
+    model: Any = None
+
+    def __post_init__(self) -> None:
+        self.max_replicas = self.base.max_replicas
+        self.choose = self.base.choose
+        self.learn = self.base.learn
+
+    @property
+    def agent(self) -> Any:
+        return getattr(self.base, "agent", None)
+
+    def plan(self, how: int, phi: float, estimate: float, idle: np.ndarray, reboot_in: float, count: int):
+        return count, 0
+
+
+@dataclass
+class ModelPolicy:
+    """``model:R``, ``react:R`` and ``model-react:R`` (module docstring)."""
+
+    name: str
+    max_replicas: int
+    target: float = 0.95
+    hi: float = 1.0
+    use_model: bool = True
+    reactive: bool = False
+    model: SurvivalModel = field(default_factory=SurvivalModel)
+    runner_class: type = BeyondRunner
+
+    def __post_init__(self) -> None:
+        if self.max_replicas < 1:
+            raise InputError(f"policy {self.name!r} needs at most >= 1 replicas")
+        if not 0.0 <= self.target < 1.0:
+            raise InputError(f"policy {self.name!r}: target must lie in [0, 1), got {self.target!r}")
+        self.observe = self.model.record
+
+    def choose(self, hour: int, phi_prime: float) -> tuple[int, bool, int]:
+        return 1, False, -1  # replaced by plan() at submission
+
+    def learn(self, state: int, replicas: int, reward: float) -> None:
+        pass
+
+    def initial(self, how: int, phi: float, estimate: float, idle: np.ndarray, reboot_in: float) -> int:
+        if not self.use_model or not len(idle) or reboot_in < estimate or not 0.0 <= phi < self.hi:
+            return 1
+        model = self.model
+        survivals = [model.survival(how, model.bucket(t), estimate) for t in idle.tolist()]
+        return replicas_for_target(survivals, self.target)
+
+    def plan(self, how: int, phi: float, estimate: float, idle: np.ndarray, reboot_in: float, count: int):
+        k = self.initial(how, phi, estimate, idle, reboot_in)
+        return k, (self.max_replicas - k if self.reactive else 0)
+
+
+def is_beyond_spec(spec: str) -> bool:
+    spec = spec.strip()
+    return spec.startswith("idle-") or _MODEL.match(spec) is not None
+
+
+def beyond_depends_on_phi(spec: str) -> bool:
+    from condor_rlrep.sim.policies import depends_on_phi
+
+    spec = spec.strip()
+    if spec.startswith("idle-"):
+        return depends_on_phi(spec[len("idle-"):])
+    match = _MODEL.match(spec)
+    return match is None or match.group(1) != "react"
+
+
+def parse_beyond(spec: str, **base_kwargs: Any) -> Any:
+    """The policy named by a spec of this module (see its docstring)."""
+    from condor_rlrep.sim.policies import parse_policy
+
+    spec = spec.strip()
+    if spec.startswith("idle-"):
+        inner = spec[len("idle-"):]
+        if is_beyond_spec(inner):
+            raise InputError(f"policy {spec!r}: idle- takes single, fixed:K or rl…:R")
+        return IdlePolicy(spec, parse_policy(inner, **base_kwargs))
+    match = _MODEL.match(spec)
+    if match is None:
+        raise InputError(f"unknown policy {spec!r} (expected model:R[,target=T,hi=H], model-react:R or react:R)")
+    kind, count, options = match.group(1), int(match.group(2)), match.group(3)
+    params: dict[str, float] = {}
+    for item in filter(None, options.split(",")):
+        key, _, value = item.partition("=")
+        if key not in _MODEL_KEYS:
+            raise InputError(f"policy {spec!r}: unknown option {key!r} (expected target or hi)")
+        try:
+            params[key] = _MODEL_KEYS[key](value)
+        except ValueError:
+            raise InputError(f"policy {spec!r}: {key} must be a number, got {value!r}") from None
+    if kind == "react" and params:
+        raise InputError(f"policy {spec!r}: react takes no options")
+    if count < 1:
+        raise InputError(f"policy {spec!r} needs a replica count >= 1")
+    return ModelPolicy(spec, count, use_model=kind != "react", reactive=kind != "model", **params)
