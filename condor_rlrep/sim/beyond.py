@@ -24,7 +24,8 @@ and every earlier invocation's outcome.
   (no energy) and one is released each time a running replica is evicted
   by its owner (not by the reboot), until one finishes; then the held rest
   is removed.
-* ``model-react:R[,…]``: ``model``'s first count, then reactive up to R.
+* ``model-react:R[,…]``: ``model``'s first count, then reactive up to R
+  (nothing held for a workflow already late).
 
 Every policy here is run by :class:`BeyondRunner` (the policy names it as
 its ``runner_class``), which places replicas, records the outcomes the
@@ -198,7 +199,9 @@ class ModelPolicy:
 
     def plan(self, how: int, phi: float, estimate: float, idle: np.ndarray, reboot_in: float, count: int):
         k = self.initial(how, phi, estimate, idle, reboot_in)
-        return k, (self.max_replicas - k if self.reactive else 0)
+        if not self.reactive or (self.use_model and phi < 0.0):
+            return k, 0  # a late workflow stays late: nothing held for it
+        return k, self.max_replicas - k
 
 
 def is_beyond_spec(spec: str) -> bool:
