@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -219,3 +220,23 @@ def test_a_reactive_task_gets_a_replica_per_eviction():
     assert t["replicas"][first] == 2 and t["evictions"][first] == 1
     assert t["invocations"][first] == 3  # evicted run, its requeued run, the released replica
     assert result.completed == 1
+
+
+def test_simulate_cli_runs_the_new_policies(tmp_path):
+    from click.testing import CliRunner
+
+    from condor_rlrep.cli.main import cli
+    from condor_rlrep.sim.trace_io import write_trace
+
+    rng = np.random.default_rng(8)
+    trace = poisson_trace(rng, machines=40, rate=1 / 5000, length=3e5, session=1200, jobs=100,
+                          job_length=900, job_window=(0, 2e5))
+    write_trace(trace, tmp_path / "t")
+    for policy in ("idle-fixed:2", "model:3,target=0.9", "react:2"):
+        result = CliRunner().invoke(cli, ["simulate", "--trace", str(tmp_path / "t"), "--policy", policy,
+                                          "--fraction", "0.3", "--json"])
+        assert result.exit_code == 0, result.output
+        summary = json.loads(result.output)
+        assert summary["policy"] == policy and summary["workflows"] == 30
+    bad = CliRunner().invoke(cli, ["simulate", "--trace", str(tmp_path / "t"), "--policy", "model:3,foo=2"])
+    assert bad.exit_code != 0 and "unknown option 'foo'" in str(bad.exception)
