@@ -79,6 +79,7 @@ def main(argv: list[str]) -> int:
                    + " / fixed:2 / single MWh | replicas/task | kWh per workflow within P |")
         out.append("|---|---|---|---|---|---|---|---|---|---|")
         ok_floor = ok_energy = True
+        checked = 0
         for phi in phis:
             cells = []
             for p in ("single", "fixed:2", "rl:3", "oracle:3", model):
@@ -90,6 +91,7 @@ def main(argv: list[str]) -> int:
                 continue
             gain = 100.0 * (within(m, phi) / within(s, phi) - 1.0)
             e = [r["energy_kwh"]["workflow_total"] / 1000.0 for r in (m, f, s)]
+            checked += 1
             ok_floor &= gain >= -1.0
             ok_energy &= e[0] <= e[1]
             per = m["energy_kwh"]["workflow_total"] / within(m, phi)
@@ -101,7 +103,8 @@ def main(argv: list[str]) -> int:
             e_m, e_rl = (r["energy_kwh"]["workflow_total"] / 1000.0 for r in (m, rl))
             verdicts.append(
                 f"| {seed} | {role} | {gain:+.1f} % {'✓' if gain >= 45 else '✗'} | {e_m:.1f} ≤ {e_rl:.1f} "
-                f"{'✓' if e_m <= e_rl else '✗'} | {'✓' if ok_floor else '✗'} | {'✓' if ok_energy else '✗'} |"
+                f"{'✓' if e_m <= e_rl else '✗'} | {'✓' if ok_floor else '✗'} ({checked} of {len(phis)} P) "
+                f"| {'✓' if ok_energy else '✗'} ({checked} of {len(phis)} P) |"
             )
     print(f"# Beyond the paper: {model} against the goals of issue 14\n")
     print("| trace seed | role | P = 0.1 gain over single (goal ≥ +45 %) | energy ≤ rl:3's at P = 0.1 (MWh) "
