@@ -69,6 +69,8 @@ def run_pre(argv: Sequence[str], *, now: float | None = None, environ: Mapping[s
         _forget_state(context, node)
         if decided:
             why += "; " + _close_undone(context, decided, why)
+        _journal(context, node, {"retry": args.integer("retry"), "dagid": args.text("dagid"), "fail_open": why,
+                                 "decision_id": decided.get("decision_id")})
         return fail_open_pre(submit, out, node, hooklog, why)
     if args.problems:
         message += " [" + "; ".join(args.problems) + "]"
@@ -132,6 +134,7 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     statement = find_queue(text)
     if statement.kind != "single":
         write_node_state(node_state_path(context, node), {**state, "mode": "passthrough"})
+        _journal(context, node, {**state, "mode": "passthrough", "chosen": "passthrough"})
         write_atomic(out, text)
         what = f"queue {statement.arguments}" if statement.line_index is not None else "no queue statement"
         return f"retry={retry} passthrough ({what}): the user's job runs unchanged"
@@ -202,12 +205,11 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     body = replica_description(text, replicas=replicas, tags=tags, extra_lines=extra)
     if replicas > 1:
         validate_description(body, expected_procs=replicas, macros=dagman_macros)
-    write_node_state(
-        node_state_path(context, node),
-        {**state, "mode": "replicas", "decision_id": decision_id, "replicas": replicas, "phi_prime": phi,
-         "decided_at": decided_at, "estimate": estimate, "criticality": settings.criticality,
-         "dag_key": plan.key, "files": files},
-    )
+    node_state = {**state, "mode": "replicas", "decision_id": decision_id, "replicas": replicas, "phi_prime": phi,
+                  "decided_at": decided_at, "estimate": estimate, "criticality": settings.criticality,
+                  "dag_key": plan.key, "files": files, "chosen": chosen}
+    write_node_state(node_state_path(context, node), node_state)
+    _journal(context, node, node_state)
     write_atomic(out, body)
     message = (
         f"retry={retry} a={replicas} ({chosen}) phi'={phi:.4g} e={estimate:g}s "
@@ -218,6 +220,13 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     if orphan:
         message += f"; {orphan}"
     return message
+
+
+def _journal(context: str | None, node: str | None, record: dict[str, Any]) -> None:
+    """The decision, for ``status``/``report`` (:mod:`condor_rlrep.runreport.journal`)."""
+    from condor_rlrep.runreport.journal import append
+
+    append(context, "PRE", node, record)
 
 
 def _close_orphaned(context: str, settings: Any, node: str, dagid: str | None) -> str | None:
