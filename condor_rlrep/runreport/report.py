@@ -229,6 +229,11 @@ def _run_report(data: RunData, run_id: str, agent: Any, records: dict[int, Any],
     for report in failed:
         _stderr(report, data, tail_lines)
     single = sum(float(plan.node(n)[0]) for n in job_nodes if _in_plan(plan, n)) * power.default_watts
+    warnings = list(data.warnings)
+    early = sorted(r.node for r in nodes if start is not None and r.submit_time is not None and r.submit_time < start)
+    if early:
+        warnings.append(f"{', '.join(early)} submitted before s(W), the run's first PRE (a node the plugin leaves "
+                        "alone ran first): makespan and p(W) count from s(W), as the deadline does")
     visited = _policy(agent, [r for r in nodes if r.decision_id is not None], records)
     return RunReport(
         dag=data.files.dag, run_id=run_id, dagids=dagids, workflow_start=start, completion=completion,
@@ -238,7 +243,7 @@ def _run_report(data: RunData, run_id: str, agent: Any, records: dict[int, Any],
         bad_energy_j=sum(r.bad_energy_j or 0.0 for r in nodes), single_replica_estimate_j=single,
         replicas=sum(r.procs for r in nodes), evictions=sum(r.evictions for r in nodes),
         removed=sum(r.removed for r in nodes), watts_default=power.default_watts, failed=failed,
-        warnings=list(data.warnings),
+        warnings=warnings,
     )
 
 

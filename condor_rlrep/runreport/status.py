@@ -45,7 +45,7 @@ from condor_rlrep.condor.eventlog import (
     TERMINATED,
 )
 from condor_rlrep.runreport.attempts import Attempt
-from condor_rlrep.runreport.load import RunData
+from condor_rlrep.runreport.load import REAPER_NODE, RunData
 
 __all__ = ["NodeStatus", "RunStatus", "run_status", "proc_states", "STATES", "QueueState", "finite"]
 
@@ -92,6 +92,7 @@ class RunStatus:
     dagid: str | None
     dagman: str
     """``running``, ``exited N`` or ``not started``."""
+    dagman_exited_at: float | None
     workflow_start: float | None
     critical_path_s: float
     phi: float
@@ -156,6 +157,8 @@ def run_status(data: RunData, *, queue: QueueState | None = None) -> RunStatus:
         dagman = f"exited {session.exit_status}"
     statuses: dict[str, NodeStatus] = {}
     for name in _topological(data):
+        if name == REAPER_NODE:  # the plugin's own SERVICE node, not the user's work
+            continue
         info = data.nodes[name]
         attempts = [a for a in data.attempts.get(name, ()) if data.current_run is None or a.run_id in (None, data.current_run)]
         status = NodeStatus(name, info.kind, "waiting", info.instrumented, attempts=len(attempts))
@@ -186,7 +189,7 @@ def run_status(data: RunData, *, queue: QueueState | None = None) -> RunStatus:
     slacks = [s.slack_s for s in nodes if s.slack_s is not None]
     return RunStatus(
         dag=data.files.dag, now=data.now, run_id=data.current_run, dagid=data.current_dagid, dagman=dagman,
-        workflow_start=start, critical_path_s=cr, phi=phi, deadline=deadline, nodes=nodes,
+        dagman_exited_at=None if session is None else session.exited_at, workflow_start=start, critical_path_s=cr, phi=phi, deadline=deadline, nodes=nodes,
         counts={k: v for k, v in counts.items() if v}, replicas=replicas, slack_s=min(slacks) if slacks else None,
         warnings=list(data.warnings),
     )

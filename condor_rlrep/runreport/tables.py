@@ -46,7 +46,8 @@ def status_table(status: RunStatus, *, limit: int | None = None) -> str:
     run = status.run_id or "-"
     lines.append(f"run {run}  DAGMan {status.dagid or '-'} {status.dagman}  at {clock(status.now)}")
     if status.workflow_start is not None and status.deadline is not None:
-        elapsed = status.now - status.workflow_start
+        end = status.dagman_exited_at if status.dagman_exited_at is not None else status.now
+        elapsed = end - status.workflow_start
         lines.append(
             f"started {clock(status.workflow_start)}  elapsed {duration(elapsed)}  "
             f"deadline {clock(status.deadline)} ((1+{status.phi:g})·CR(W), CR(W) {duration(status.critical_path_s)})  "
