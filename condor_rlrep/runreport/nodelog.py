@@ -233,9 +233,9 @@ class NodeLog:
         at = self._time(event)
         value: Any = None
         if kind == SUBMIT:
-            value = node_name_of(event)
-            if entry.node is None:
-                entry.node = value
+            # every proc of a cluster carries the same node name: read it once
+            value = entry.node if entry.node is not None else node_name_of(event)
+            entry.node = value
         elif kind == EXECUTE:
             value = event.get("SlotName")
             if value is None:

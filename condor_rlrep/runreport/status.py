@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 from condor_rlrep.condor.eventlog import (
@@ -106,7 +106,19 @@ class RunStatus:
 
     def to_json(self) -> dict[str, Any]:
         """Plain JSON values; a non-finite φ′ (a node with no work left) is null."""
-        return finite(asdict(self))
+        data = {key: value for key, value in self.__dict__.items() if key != "nodes"}
+        data = finite(data)
+        data["nodes"] = [_node_json(node) for node in self.nodes]
+        return data
+
+
+def _node_json(node: NodeStatus) -> dict[str, Any]:
+    data = dict(node.__dict__)  # every field is a scalar
+    for key in ("phi_prime", "slack_s"):
+        value = data[key]
+        if value is not None and not math.isfinite(value):
+            data[key] = None
+    return data
 
 
 def finite(value: Any) -> Any:
