@@ -12,8 +12,9 @@ The run is synthetic but has every file a real one has: the instrumented
 DAG (``instrument`` of a layered DAG, fixed:3), ``run.json``, one node state
 and two journal records per node, a ``.dagman.out`` with DAGMan's script
 lines, and a node log where each node's cluster has ``--replicas`` procs
-(submit, execute, one eviction and re-execute of proc 1, the winner's
-terminate, the others removed, POST's 016). Usage::
+(submit, execute, the winner's
+terminate, the others removed, POST's 016) and proc 1 is evicted and
+restarted as often as it takes to bring the log to ``--log-mb``. Usage::
 
     python benchmarks/bench_status.py [--nodes 10000] [--log-mb 100] [--repeat 3]
 """
@@ -74,8 +75,21 @@ def make_run(work: Path, nodes: int, log_mb: float, replicas: int) -> Path:
                            "** condor_dagman (CONDOR_DAGMAN) STARTING UP\n",
                            f"{time.strftime('%m/%d/%y %H:%M:%S', time.localtime(start))} "
                            f"Workflow batch-id: <{dagid}.0>\n"]
-    size = 0
-    per_node = None
+    # evictions per node that bring the log to ``log_mb``: measured on one node's events
+    probe = _Buffered()
+    for proc in range(replicas):
+        probe.submit(1, proc, start, "N0")
+        probe.execute(1, proc, start, "host0", slot=proc + 1)
+    probe.terminate(1, 0, start, exit_code=0)
+    for proc in range(1, replicas):
+        probe.remove(1, proc, start)
+    probe.post_script_terminated(1, 0, start, "N0")
+    base = sum(map(len, probe.parts))
+    probe.parts.clear()
+    probe.evict(1, 1, start)
+    probe.execute(1, 1, start, "host9", slot=9)
+    cycle_bytes = sum(map(len, probe.parts))
+    cycles = max(0, round((log_mb * 1e6 / len(names) - base) / cycle_bytes))
     for index, name in enumerate(names):
         cluster = index + 1
         at = start + index * 3.0
@@ -87,13 +101,13 @@ def make_run(work: Path, nodes: int, log_mb: float, replicas: int) -> Path:
         journal.append(json.dumps({"v": 1, "hook": "PRE", "at": at, **state}, sort_keys=True) + "\n")
         dagman.append(f"{stamp} Running PRE script of Node {name}...\n{stamp} PRE Script of node {name} "
                       "completed successfully.\n")
-        begin = len(writer.parts)
         for proc in range(replicas):
             writer.submit(cluster, proc, at + 1, name)
         for proc in range(replicas):
             writer.execute(cluster, proc, at + 2, f"host{proc}", slot=proc + 1)
-        writer.evict(cluster, 1, at + 5)
-        writer.execute(cluster, 1, at + 7, "host9", slot=9)
+        for cycle in range(cycles):  # proc 1 evicted and restarted elsewhere, again and again
+            writer.evict(cluster, 1, at + 3 + cycle)
+            writer.execute(cluster, 1, at + 3 + cycle, f"host{9 + cycle % 50}", slot=9)
         writer.terminate(cluster, 0, at + 60, exit_code=0)
         for proc in range(1, replicas):
             writer.remove(cluster, proc, at + 61)
@@ -101,32 +115,12 @@ def make_run(work: Path, nodes: int, log_mb: float, replicas: int) -> Path:
         invocations = [[0, "host0", "slot1_1@host0", at + 2, at + 60, "success", 0]]
         journal.append(json.dumps({"v": 1, "hook": "POST", "node": name, "at": at + 62, "exit": 0, "cluster": cluster,
                                    "dagid": dagid, "retry": 0, "run_id": f"{dagid}@{int(start)}", "pre_time": at,
-                                   "submit_time": at + 1, "procs": list(range(replicas)), "evictions": 1,
+                                   "submit_time": at + 1, "procs": list(range(replicas)), "evictions": cycles,
                                    "holds": 0, "invocations": invocations}, sort_keys=True) + "\n")
         dagman.append(f"{stamp} Running POST script of Node {name}...\n{stamp} POST Script of node {name} "
                       "completed successfully.\n")
-        if per_node is None:
-            per_node = sum(len(p) for p in writer.parts[begin:])
     log = Path(str(out) + ".nodes.log")
-    body = "".join(writer.parts)
-    # pad to the asked size with more finished clusters of a node outside the DAG's (a long-lived
-    # log of an earlier, bigger run): the reader must still parse every byte
-    target = int(log_mb * 1e6)
-    extra: list[str] = []
-    cluster = len(names) + 1
-    filler = _Buffered()
-    while len(body) + sum(len(p) for p in extra) < target:
-        before = len(filler.parts)
-        for proc in range(replicas):
-            filler.submit(cluster, proc, start, "OLD_RUN_NODE")
-        for proc in range(replicas):
-            filler.execute(cluster, proc, start + 1, f"host{proc}", slot=proc + 1)
-        filler.terminate(cluster, 0, start + 9, exit_code=0)
-        for proc in range(1, replicas):
-            filler.remove(cluster, proc, start + 10)
-        extra.extend(filler.parts[before:])
-        cluster += 1
-    log.write_text("".join(extra) + body)
+    log.write_text("".join(writer.parts))
     (context / "journal.jsonl").write_text("".join(journal))
     end = time.strftime("%m/%d/%y %H:%M:%S", time.localtime(start + len(names) * 3 + 70))
     dagman.append(f"{end} **** condor_dagman (condor_DAGMAN) pid 1 EXITING WITH STATUS 0\n")
