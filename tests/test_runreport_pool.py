@@ -189,6 +189,8 @@ def test_final_report_matches_the_store_and_the_node_log(scenario: Scenario) -> 
         bars = sorted((x["proc"], x["start"], x["end"], x["ended_by"]) for x in second["bars"]
                       if x["cluster"] == node["cluster"])
         assert bars == sorted((i.replica, i.start, i.end, i.ended_by) for i in history.invocations)
+    (c1,) = first["failed"]  # C.err now holds the successful retry's stderr: not shown as the failure's
+    assert c1["stderr_tail"] == [] and c1["stderr_note"] == "overwritten since by 2 later attempt(s) of C"  # its rescue, run 2
     expected_p = second["makespan_s"] / second["critical_path_s"] - 1
     assert second["p_w"] == pytest.approx(expected_p)
     out = scenario.work / "report"

@@ -173,13 +173,17 @@ def _run_section(doc: _Doc, r: RunReport, figures: dict[str, str]) -> None:
                   f"{node.post_code}; {node.failed_replicas} replica(s) failed. stderr: {node.stderr or 'not found'}")
             if node.stderr_tail:
                 doc.pre("\n".join(node.stderr_tail))
+            elif node.stderr_note:
+                doc.p(f"(its tail is not shown: {node.stderr_note})")
             elif node.stderr:
-                doc.p("(empty, or since overwritten by a later attempt of the node)")
+                doc.p("(the file is empty or unreadable)")
     if "gantt" in figures:
         doc.h(3, "Replicas on their slots")
         doc.img(figures["gantt"], f"Gantt chart of every replica of run {r.run_id} on its slot (seconds since s(W))")
     if r.policy:
         doc.h(3, "Agent policy in the states this run visited")
+        doc.p("The store's estimates as they are now (after every reward recorded so far), for each state "
+              "(hour of submission, φ′ bin) a decision of this run was made in.")
         if "policy" in figures:
             doc.img(figures["policy"], "Estimated reward Q per replica count in each visited state")
         actions = max(len(p.q) for p in r.policy)

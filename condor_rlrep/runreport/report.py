@@ -90,6 +90,7 @@ class NodeReport:
     post_code: int | None
     stderr: str | None = None
     stderr_tail: list[str] = field(default_factory=list)
+    stderr_note: str | None = None
 
 
 @dataclass
@@ -227,7 +228,11 @@ def _run_report(data: RunData, run_id: str, agent: Any, records: dict[int, Any],
     p_w = None if makespan is None or cr <= 0 else makespan / cr - 1.0
     failed = [r for r in nodes if r.outcome in ("failed",) or (r.post_code not in (None, 0))]
     for report in failed:
-        _stderr(report, data, tail_lines)
+        later = _later_attempts(data, report)
+        if later:  # the user's error file now holds a later attempt's stderr: not this one's
+            report.stderr_note = f"overwritten since by {later} later attempt(s) of {report.node}"
+        else:
+            _stderr(report, data, tail_lines)
     single = sum(float(plan.node(n)[0]) for n in job_nodes if _in_plan(plan, n)) * power.default_watts
     warnings = list(data.warnings)
     early = sorted(r.node for r in nodes if start is not None and r.submit_time is not None and r.submit_time < start)
@@ -245,6 +250,15 @@ def _run_report(data: RunData, run_id: str, agent: Any, records: dict[int, Any],
         removed=sum(r.removed for r in nodes), watts_default=power.default_watts, failed=failed,
         warnings=warnings,
     )
+
+
+def _later_attempts(data: RunData, report: NodeReport) -> int:
+    """Attempts of the node (in any run) after the one ``report`` describes."""
+    items = data.attempts.get(report.node, [])
+    for index, attempt in enumerate(items):
+        if attempt.cluster == report.cluster and attempt.dagid == report.dagid:
+            return len(items) - index - 1
+    return 0
 
 
 def _in_plan(plan: Any, name: str) -> bool:
