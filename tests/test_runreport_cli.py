@@ -193,3 +193,26 @@ def test_html_report_renders_in_headless_chromium(evicted: tuple[Path, Path], tm
     # the figures drew: many distinct colours (a page of text alone has a few grey levels)
     colours = {tuple(p) for p in (pixels[::7, ::7, :3] * 255).astype(int).reshape(-1, 3)}
     assert len(colours) > 200
+
+
+@needs_recorded
+def test_checkpoint_follows_appended_events_and_a_new_dagman(evicted: tuple[Path, Path], cache: Path) -> None:
+    from condor_rlrep.condor.eventlog_writer import EventLogWriter
+
+    dag, _ = evicted
+    log = Path(str(dag) + ".nodes.log")
+    first = json.loads(rlrep("status", str(dag), "--json").stdout)
+    assert first["nodes"][0]["state"] == "done"
+    # an event for the finished (and so compacted) cluster 16, and a new cluster of A appended
+    writer = EventLogWriter(str(log))
+    writer.execute(16, 0, first["now"], "late")
+    writer.submit(17, 0, first["now"], "A")
+    writer.execute(17, 0, first["now"] + 1, "other", slot=3)
+    again = json.loads(rlrep("status", str(dag), "--json").stdout)
+    (node,) = again["nodes"]
+    assert node["cluster"] == 17 and node["state"] == "running" and node["running"] == 1
+    # a new DAGMan truncates the node log: the checkpoint starts over
+    whole = log.read_bytes()
+    log.write_bytes(whole[: whole.index(b"...\n") + 4])  # just cluster 16's submit
+    fresh = json.loads(rlrep("status", str(dag), "--json", "--all").stdout)
+    assert fresh["nodes"][0]["cluster"] == 16 and fresh["nodes"][0]["procs"] == 1

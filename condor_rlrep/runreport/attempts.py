@@ -152,6 +152,7 @@ def assemble(
     """
     attempts: dict[str, list[Attempt]] = {}
     by_cluster: dict[int, Attempt] = {}
+    in_log = {entry.cluster for clusters in log_clusters.values() for entry in clusters}
     for record in journal:
         node = record["node"]
         hook = record.get("hook")
@@ -168,6 +169,10 @@ def assemble(
             if hook == "POST":
                 attempt.post_code = _int(record.get("exit"))
                 attempt.post_time = _float(record.get("at"))
+            cluster = record.get("cluster")
+            if cluster in in_log:  # the node log's own account replaces the journal's below
+                by_cluster[int(cluster)] = attempt
+                continue
             history = history_from_journal(record)
             if history is not None:
                 attempt.history, attempt.history_source, attempt.cluster = history, "journal", history.cluster

@@ -27,7 +27,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["JOURNAL_FILE", "JOURNAL_VERSION", "append", "read_journal", "history_record"]
+__all__ = ["JOURNAL_FILE", "JOURNAL_VERSION", "append", "read_journal", "history_record", "JournalReader"]
 
 JOURNAL_FILE = "journal.jsonl"
 JOURNAL_VERSION = 1
@@ -82,6 +82,41 @@ def read_journal(context: str) -> tuple[list[dict[str, Any]], int]:
             data = handle.read()
     except FileNotFoundError:
         return [], 0
+    return _parse(data)
+
+
+class JournalReader:
+    """The journal read incrementally: only complete lines appended since the
+    last :meth:`update` (the journal is append-only; a replaced or shorter
+    file is read again)."""
+
+    def __init__(self, context: str):
+        self.path = os.path.join(context, JOURNAL_FILE)
+        self.records: list[dict[str, Any]] = []
+        self.skipped = 0
+        self._offset = 0
+        self._identity: tuple[int, int] | None = None
+
+    def update(self) -> None:
+        try:
+            with open(self.path, "rb") as handle:
+                st = os.fstat(handle.fileno())
+                identity = (st.st_dev, st.st_ino)
+                if identity != self._identity or st.st_size < self._offset:
+                    self.records, self.skipped, self._offset, self._identity = [], 0, 0, identity
+                handle.seek(self._offset)
+                data = handle.read()
+        except FileNotFoundError:
+            self.records, self.skipped, self._offset, self._identity = [], 0, 0, None
+            return
+        end = data.rfind(b"\n") + 1  # a line being appended is read next time
+        records, skipped = _parse(data[:end])
+        self.records.extend(records)
+        self.skipped += skipped
+        self._offset += end
+
+
+def _parse(data: bytes) -> tuple[list[dict[str, Any]], int]:
     records: list[dict[str, Any]] = []
     skipped = 0
     loads = json.loads

@@ -1,9 +1,10 @@
 """Read one instrumented run: every source, joined into attempts.
 
 :class:`RunReader` opens the run (:func:`~.sources.open_run` checks the
-input), keeps the node log and ``.dagman.out`` readers between
-:meth:`RunReader.read` calls (``--watch`` reads only what was appended),
-and can resume them from a per-user checkpoint
+input), keeps the node log (with each cluster's rebuilt history),
+``.dagman.out`` and journal readers between :meth:`RunReader.read` calls
+(``--watch`` reads only what was appended), and can resume them — and the
+DAG's graph, while the DAG file is unchanged — from a per-user checkpoint
 (``$XDG_CACHE_HOME/condor-rlrep/status/``) so that a second ``status`` of a
 100 MB node log does not parse it again. The checkpoint is written only
 after a successful read, is keyed by the files' absolute paths, and is
@@ -27,7 +28,7 @@ from condor_rlrep.runreport.sources import RunFiles, RunInputError, open_run, re
 __all__ = ["RunReader", "RunData", "NodeInfo", "REAPER_NODE", "CHECKPOINT_VERSION"]
 
 REAPER_NODE = "RLREP_REAPER"
-CHECKPOINT_VERSION = 1
+CHECKPOINT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -103,26 +104,32 @@ class RunReader:
 
     def __init__(self, dag: str | os.PathLike[str], *, use_checkpoint: bool = False, need_started: bool = True,
                  scripts: bool = False):
+        from condor_rlrep.runreport.journal import JournalReader
+
         self.files = open_run(dag, need_started=need_started)
         self.use_checkpoint = use_checkpoint
         self._plan = self.files.plan()
-        try:
-            self.workflow = self.files.workflow(scripts=scripts)
-        except OSError as err:
-            raise RunInputError(f"cannot read the DAG: {err.strerror or err}", path=self.files.dag) from err
-        self._nodes = _node_infos(self.workflow, self.files.replicable())
         self.nodelog = NodeLog(self.files.node_log)
         self.dagout = DagmanOut(self.files.dagman_out)
+        self.journal = JournalReader(self.files.context)
+        self._dag_key = _stat_key(self.files.dag, os.path.join(self.files.context, "replicable.txt"))
+        self._nodes: dict[str, NodeInfo] | None = None
+        self._resumed = False
         if use_checkpoint:
             self._resume()
+        if self._nodes is None:  # the DAG's graph: from the checkpoint when the file is unchanged
+            try:
+                workflow = self.files.workflow(scripts=scripts)
+            except OSError as err:
+                raise RunInputError(f"cannot read the DAG: {err.strerror or err}", path=self.files.dag) from err
+            self._nodes = _node_infos(workflow, self.files.replicable())
 
     def read(self, *, now: float | None = None, require_complete: bool | None = None) -> RunData:
         """Read what is new and join it. ``require_complete``: a node log whose
         last event is incomplete is an error (default: when DAGMan is not running)."""
         from condor_rlrep.condor.eventlog import EventLogError
-        from condor_rlrep.runreport.journal import read_journal
-
         at = time.time() if now is None else now
+        marks = (self.dagout._offset, self.nodelog.events_read, self.nodelog.resets, self.journal._offset)
         self.dagout.update()
         try:
             self.nodelog.update()
@@ -141,7 +148,8 @@ class RunReader:
                 raise RunInputError(f"truncated node log: the last event (from byte {tail.offset} of {tail.size}) "
                                     "is incomplete and DAGMan is not running", path=self.files.node_log)
             warnings.append(f"the node log's last event is still being written (byte {tail.offset} on)")
-        journal, skipped = read_journal(self.files.context)
+        self.journal.update()
+        journal, skipped = self.journal.records, self.journal.skipped
         if skipped:
             warnings.append(f"{skipped} journal line(s) unreadable and skipped")
         run_record = read_run_file(self.files.context)
@@ -150,11 +158,13 @@ class RunReader:
             current_dagid = str(run_record["dagids"][-1])
         clusters = self.nodelog.clusters_of()
         clusters.pop(REAPER_NODE, None)
-        attempts = assemble(journal, read_node_states(self.files.context), clusters, current_dagid=current_dagid,
+        known = {r["node"] for r in journal if r.get("hook") == "PRE"}
+        attempts = assemble(journal, read_node_states(self.files.context, known), clusters, current_dagid=current_dagid,
                             current_run=str(run_record["run_id"]) if run_record and run_record.get("run_id") else None)
-        if self.use_checkpoint:
+        changed = marks != (self.dagout._offset, self.nodelog.events_read, self.nodelog.resets, self.journal._offset)
+        if self.use_checkpoint and (changed or not self._resumed):
             self._save()
-        return RunData(self.files, at, self._plan, self._nodes, run_record, list(self.dagout.sessions), attempts,
+        return RunData(self.files, at, self._plan, self._nodes or {}, run_record, list(self.dagout.sessions), attempts,
                        self.nodelog, tail, len(journal), skipped, warnings)
 
     # -- checkpoint --------------------------------------------------------------
@@ -170,9 +180,13 @@ class RunReader:
                 saved = pickle.load(handle)
             if saved.get("version") != CHECKPOINT_VERSION:
                 return
-            nodelog, dagout = saved["nodelog"], saved["dagout"]
-            if nodelog.path == self.files.node_log and dagout.path == self.files.dagman_out:
-                self.nodelog, self.dagout = nodelog, dagout
+            nodelog, dagout, journal = saved["nodelog"], saved["dagout"], saved["journal"]
+            if (nodelog.path == self.files.node_log and dagout.path == self.files.dagman_out
+                    and journal.path == self.journal.path):
+                self.nodelog, self.dagout, self.journal = nodelog, dagout, journal
+                if saved.get("dag_key") == self._dag_key:
+                    self._nodes = saved["nodes"]
+                    self._resumed = True
         except Exception:  # noqa: BLE001 - a checkpoint is only a head start
             return
 
@@ -182,11 +196,24 @@ class RunReader:
         path = self._checkpoint_path()
         try:
             os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            data = pickle.dumps({"version": CHECKPOINT_VERSION, "nodelog": self.nodelog, "dagout": self.dagout},
+            data = pickle.dumps({"version": CHECKPOINT_VERSION, "nodelog": self.nodelog, "dagout": self.dagout,
+                                 "journal": self.journal, "dag_key": self._dag_key, "nodes": self._nodes},
                                 protocol=pickle.HIGHEST_PROTOCOL)
             write_atomic(path, data, mode=0o600)
         except Exception:  # noqa: BLE001 - never fail a status for its cache
             pass
+
+
+def _stat_key(*paths: str) -> list[tuple[int, int, int, int] | None]:
+    key: list[tuple[int, int, int, int] | None] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            key.append(None)
+            continue
+        key.append((st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev))
+    return key
 
 
 def _node_infos(workflow: Any, replicable: set[str]) -> dict[str, NodeInfo]:

@@ -45,6 +45,10 @@ PRESKIP = 34
 _HEAD_BYTES = 256
 
 
+class _Recompacted(Exception):
+    """An event for a cluster whose events the checkpoint dropped."""
+
+
 class _Event:
     """What :func:`rebuild_cluster` reads of an event, from a compact record."""
 
@@ -81,7 +85,8 @@ class ClusterEvents:
 
     cluster: int
     node: str | None = None
-    events: list[tuple[int, int, float, Any]] = field(default_factory=list)
+    events: list[tuple[int, int, float, Any]] | None = field(default_factory=list)
+    """None: dropped from the checkpoint once POST ended (the history holds what they said)."""
     post_code: int | None = None
     """Return value of the node's POST script (016 event); None: no POST seen."""
     post_time: float | None = None
@@ -101,6 +106,8 @@ class ClusterEvents:
 
     @property
     def last_time(self) -> float | None:
+        if self.events is None:
+            return self.post_time
         return self.events[-1][2] if self.events else None
 
 
@@ -179,6 +186,9 @@ class NodeLog:
             for event in self._reader.events(stop_after=0):
                 self._add(event)
                 count += 1
+        except _Recompacted:
+            self._reset()
+            return self.update()
         except Exception as err:  # the bindings raise a bare HTCondorException (ULOG_RD_ERROR)
             raise EventLogError(f"cannot parse the event at byte {self.offset}: {err}", path=self.path) from err
         self.events_read += count
@@ -228,6 +238,8 @@ class NodeLog:
         entry = self.clusters.get(cluster)
         if entry is None:
             entry = self.clusters[cluster] = ClusterEvents(cluster)
+        elif entry.events is None:  # compacted in the checkpoint, yet it goes on: read the log afresh
+            raise _Recompacted
         entry._history = None
         proc = event.proc
         at = self._time(event)
@@ -328,15 +340,45 @@ class NodeLog:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_times"] = {}
-        state["clusters"] = {c: (e.node, e.events, e.post_code, e.post_time, e.abort_reasons)
-                             for c, e in self.clusters.items()}
+        # rebuilt histories go along: rebuilding 10,000 of them is most of a warm status
+        # A cluster whose POST ended (016) gets no more events: its rebuilt
+        # history is all a reader needs, and its events stay behind.
+        state["clusters"] = {
+            c: (e.node, None if e.post_code is not None and e._history is not None else e.events, e.post_code,
+                e.post_time, e.abort_reasons, _pack(e._history))
+            for c, e in self.clusters.items()
+        }
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         clusters = state.pop("clusters")
         self.__dict__.update(state)
-        self.clusters = {c: ClusterEvents(c, node, events, post_code, post_time, reasons)
-                         for c, (node, events, post_code, post_time, reasons) in clusters.items()}
+        self.clusters = {c: ClusterEvents(c, node, events, post_code, post_time, reasons, _unpack(history))
+                         for c, (node, events, post_code, post_time, reasons, history) in clusters.items()}
+
+
+def _pack(history: ClusterHistory | None) -> tuple[Any, ...] | None:
+    """A history as plain tuples: pickling frozen slotted dataclasses one by
+    one costs several times more than the tuples they hold."""
+    if history is None:
+        return None
+    h = history
+    return (h.cluster, h.node, h.procs, h.submit_time,
+            [(i.replica, i.host, i.start, i.end, i.ended_by, i.exit_code) for i in h.invocations],
+            h.exit_codes, h.aborted, h.holds, h.evictions, h.first_failure_code, h.event_count, h.slots)
+
+
+def _unpack(packed: tuple[Any, ...] | None) -> ClusterHistory | None:
+    if packed is None:
+        return None
+    from condor_rlrep.outcome import Invocation
+
+    (cluster, node, procs, submit_time, invocations, exit_codes, aborted, holds, evictions, first_failure,
+     event_count, slots) = packed
+    return ClusterHistory(cluster=cluster, node=node, procs=procs, submit_time=submit_time,
+                          invocations=[Invocation(*i) for i in invocations], exit_codes=exit_codes, aborted=aborted,
+                          holds=holds, evictions=evictions, first_failure_code=first_failure, event_count=event_count,
+                          slots=slots)
 
 
 def _post_code(event: Any) -> int:

@@ -121,16 +121,23 @@ def read_run_file(context: str) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
-def read_node_states(context: str) -> dict[str, dict[str, Any]]:
-    """Every ``state/<node>.json`` (the current attempt of each node PRE ran)."""
+def read_node_states(context: str, known: set[str] | None = None) -> dict[str, dict[str, Any]]:
+    """Every ``state/<node>.json`` (the current attempt of each node PRE ran).
+
+    ``known``: nodes whose latest PRE the journal already holds (PRE writes
+    both at once); their files are not read (the fallback is for runs
+    without a journal, or a journal line that could not be written)."""
+    from condor_rlrep.hooks.layout import node_file_stem
+
     directory = os.path.join(context, "state")
     try:
         names = os.listdir(directory)
     except OSError:
         return {}
+    skip = {node_file_stem(node) + ".json" for node in known} if known else set()
     states: dict[str, dict[str, Any]] = {}
     for name in names:
-        if not name.endswith(".json"):
+        if not name.endswith(".json") or name in skip:
             continue
         try:
             with open(os.path.join(directory, name), "rb") as handle:

@@ -222,9 +222,9 @@ def _from_attempt(status: NodeStatus, attempt: Attempt, data: RunData, queue: Qu
     status.winner = history.winner
     status.evictions = history.evictions
     entry = data.nodelog.clusters.get(history.cluster) if attempt.history_source == "node log" else None
-    if entry is not None:
+    if entry is not None and entry.events is not None:
         procs = proc_states(entry.events)
-    else:  # an attempt of an earlier DAGMan: every replica has ended
+    else:  # an attempt of an earlier DAGMan, or one whose POST ended: every replica has ended
         procs = {}
         for inv in history.invocations:
             procs[inv.replica] = inv.ended_by
