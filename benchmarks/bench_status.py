@@ -128,10 +128,19 @@ def make_run(work: Path, nodes: int, log_mb: float, replicas: int) -> Path:
     return out
 
 
+CPU: list[float] = []
+
+
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
+    """Wall seconds and stdout of one process; its CPU (user + sys) is appended to CPU."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
     wall = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
     if done.returncode != 0:
         raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr}")
     return wall, done.stdout
@@ -158,24 +167,31 @@ def main() -> None:
         ours = [cli, "status", str(dag), "--json"]
         timed([sys.executable, "-c", "import htcondor2, condor_rlrep.runreport.load"], env)  # warm the page cache
         anchors, colds, warms = [], [], []
+        cpu: dict[str, list[float]] = {"anchor": [], "cold": [], "warm": []}
         events = nodes_seen = None
         for _ in range(args.repeat):
             wall, out = timed(anchor, env)
             anchors.append(wall)
+            cpu["anchor"].append(CPU[-1])
             events = int(out)
             shutil.rmtree(work / "cache", ignore_errors=True)
             wall, out = timed(ours, env)
             colds.append(wall)
+            cpu["cold"].append(CPU[-1])
             nodes_seen = len(json.loads(out)["nodes"])
             wall, out = timed(ours, env)
             warms.append(wall)
+            cpu["warm"].append(CPU[-1])
         a, c, w = statistics.median(anchors), statistics.median(colds), statistics.median(warms)
+        ca, cc, cw = (statistics.median(cpu[k]) for k in ("anchor", "cold", "warm"))
         print(f"DAG {args.nodes} nodes ({nodes_seen} in the status), node log {log.stat().st_size / 1e6:.1f} MB, "
               f"{events} events; set-up {setup:.1f} s; load average {os.getloadavg()[0]:.2f} "
               f"on {os.cpu_count()} CPUs; median of {args.repeat}")
-        print(f"anchor: bare htcondor2.JobEventLog loop   {a:6.2f} s")
-        print(f"status, cold (first call, no checkpoint)  {c:6.2f} s   x{c / a:.2f} of the anchor")
-        print(f"status, warm (checkpoint, log unchanged)  {w:6.2f} s   x{w / a:.2f} of the anchor   (target 2 s)")
+        print("                                          wall                        CPU (user+sys)")
+        print(f"anchor: bare htcondor2.JobEventLog loop   {a:6.2f} s                    {ca:6.2f} s")
+        print(f"status, cold (first call, no checkpoint)  {c:6.2f} s   x{c / a:.2f} of anchor   {cc:6.2f} s   x{cc / ca:.2f}")
+        print(f"status, warm (checkpoint, log unchanged)  {w:6.2f} s   x{w / a:.2f} of anchor   {cw:6.2f} s   x{cw / ca:.2f}"
+              "   (target 2 s)")
         print(f"load average after: {os.getloadavg()[0]:.2f}")
     finally:
         if args.keep:
