@@ -87,7 +87,7 @@ def test_bad_inputs_are_one_line_exit_2_and_write_nothing(tmp_path: Path, evicte
 
 
 def test_report_of_a_folder_is_the_sweep_report_and_refuses_dag_options(tmp_path: Path) -> None:
-    done = rlrep("report", str(tmp_path), "--json")
+    done = rlrep("report", str(tmp_path), "--run", "x")
     assert done.returncode == 2 and "apply to a DAG run" in done.stderr
 
 

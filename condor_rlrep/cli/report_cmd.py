@@ -13,17 +13,19 @@ import os
 
 import click
 
+from condor_rlrep.cli.options import emit_json, json_option, out_option
+
 __all__ = ["report"]
 
 
 @click.command("report")
 @click.argument("target", metavar="RUN.dag|SWEEP_DIR")
-@click.option("-o", "--out", "out_dir", type=click.Path(file_okay=False), default=None,
-              help="Folder to write into [default: RUN.dag.report next to the DAG]. DAG runs only.")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as one JSON object. DAG runs only.")
+@out_option("dir", "Folder to write into [default: RUN.dag.report next to the DAG]. DAG runs only.", dest="out_dir")
+@json_option("Print the report as one JSON object (a sweep: its files).")
 @click.option("--run", "run_ids", multiple=True, metavar="RUN_ID",
               help="Only this run of the DAG (repeatable) [default: every run, oldest first].")
-def report(target: str, out_dir: str | None, as_json: bool, run_ids: tuple[str, ...]) -> None:
+@click.pass_context
+def report(ctx: click.Context, target: str, out_dir: str | None, as_json: bool, run_ids: tuple[str, ...]) -> None:
     """Report RUN.dag, an instrumented DAG (condor-rlrep instrument), after it ran:
     per node its replicas, winner and host, evictions, good/bad energy, σ,
     decision, outcome and reward; per run makespan vs CR(W) and the deadline,
@@ -32,11 +34,13 @@ def report(target: str, out_dir: str | None, as_json: bool, run_ids: tuple[str, 
     report.html and report.json. Given a SWEEP_DIR folder instead, renders
     the sweep's results as report.md and report.html."""
     if os.path.isdir(target):
-        if out_dir or as_json or run_ids:
-            raise click.UsageError("--out, --json and --run apply to a DAG run, not to a sweep folder")
-        from condor_rlrep.report.render import render_report
+        if out_dir or run_ids:
+            raise click.UsageError("--out and --run apply to a DAG run; a sweep's report is written into its folder")
+        from pathlib import Path
 
-        click.echo(f"report: {render_report(target)}")
+        from condor_rlrep.cli.sweep_cmd import report as sweep_report
+
+        ctx.invoke(sweep_report, sweep_dir=Path(target), as_json=as_json)
         return
     from condor_rlrep.runreport.load import RunReader
     from condor_rlrep.runreport.render import write_reports
@@ -61,7 +65,7 @@ def report(target: str, out_dir: str | None, as_json: bool, run_ids: tuple[str, 
     paths = write_reports(reports, out)
     if as_json:
         with open(paths["json"], encoding="utf-8") as handle:
-            click.echo(json.dumps(json.load(handle), separators=(",", ":")))
+            emit_json(json.load(handle))
         return
     for r in reports:
         made = "not finished" if r.makespan_s is None else (

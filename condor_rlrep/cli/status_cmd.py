@@ -14,12 +14,14 @@ import time
 
 import click
 
+from condor_rlrep.cli.options import json_option
+
 __all__ = ["status"]
 
 
 @click.command("status")
 @click.argument("dag", metavar="RUN.dag")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object instead of a table.")
+@json_option("Print one JSON object instead of a table.")
 @click.option("--watch", "watch", type=float, default=None, is_flag=False, flag_value=5.0, metavar="[SECONDS]",
               help="Refresh every SECONDS (default 5) until DAGMan exits or Ctrl-C.")
 @click.option("--schedd", "schedd", default=None, is_flag=False, flag_value="", metavar="[NAME]",
