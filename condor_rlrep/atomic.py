@@ -14,19 +14,36 @@ from contextlib import contextmanager
 
 __all__ = ["write_atomic", "atomic_path"]
 
+_UMASK: list[int] = []
 
-def _temporary_name(target: str) -> str:
+
+def _umask() -> int:
+    if not _UMASK:
+        current = os.umask(0o077)  # read it (there is no getter) and put it back
+        os.umask(current)
+        _UMASK.append(current)
+    return _UMASK[0]
+
+
+def _temporary_name(target: str, fixed: bool = False) -> str:
     directory, name = os.path.split(target)
+    if fixed:
+        return os.path.join(directory, f".{name}.tmp")
     # pid-unique rather than tempfile's random names: tempfile is slow to import.
     return os.path.join(directory, f".{name}.tmp-{os.getpid()}")
 
 
 @contextmanager
-def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
+def atomic_path(path: str | os.PathLike[str], *, fixed_tmp: bool = False) -> Iterator[str]:
     """Yield a temporary path to write; on success it replaces ``path``,
-    on any error it is removed and ``path`` is left as it was."""
+    on any error it is removed and ``path`` is left as it was.
+
+    ``fixed_tmp``: the temporary name is ``.NAME.tmp`` (no pid), for files
+    one process at a time writes (a DAG node's hook files): a writer killed
+    mid-write (SIGKILL runs no cleanup) leaves a file the next writer
+    truncates and renames, never one that stays behind for ever."""
     target = os.fspath(path)
-    tmp = _temporary_name(target)
+    tmp = _temporary_name(target, fixed_tmp)
     try:
         yield tmp
         os.replace(tmp, target)
@@ -38,11 +55,15 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
         raise
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str], *, mode: int = 0o666) -> None:
+def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str], *, mode: int = 0o666,
+                 fixed_tmp: bool = False) -> None:
     """Write text, bytes, or an iterable of lines (each gets a newline) to
-    ``path`` atomically. ``mode`` is filtered by the umask, as for ``open``."""
-    with atomic_path(path) as tmp:
+    ``path`` atomically. ``mode`` is filtered by the umask, as for ``open``
+    (and applied to a left-over temporary file too)."""
+    with atomic_path(path, fixed_tmp=fixed_tmp) as tmp:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+        if fixed_tmp:
+            os.fchmod(fd, mode & ~_umask())
         if isinstance(data, bytes):
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)

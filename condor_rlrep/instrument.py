@@ -66,7 +66,11 @@ LIVE_EPSILON_HIGH = 0.1
 """ε₁ of a store ``instrument`` creates (the paper's 0.5 is a simulation
 setting: half of all decisions at random on a shared pool)."""
 TOLERANCE_SINCE = (25, 14, 0)
+"""``TOLERANCE node n[%] [WAIT]`` in the DAG file."""
+FAILURE_TOLERANCE_SINCE = (24, 8, 1)
+"""``DAGMAN_NODE_JOB_FAILURE_TOLERANCE`` (the ``--no-tolerance`` knob)."""
 _DAGID_SINCE = (23, 9, 6)
+_HOOK_NAMES = ("rlrep-pre", "rlrep-post", "rlrep-reaper")
 
 
 @dataclass
@@ -88,7 +92,9 @@ class InstrumentOptions:
     ``rl[-STRATEGY]:R`` (that strategy, at most R replicas), ``single`` or
     ``fixed:K``."""
     criticality: str = "balanced"
-    dagman_version: tuple[int, int, int] = TOLERANCE_SINCE
+    dagman_version: tuple[int, int, int] | None = None
+    """The pool's DAGMan; None: detected (:mod:`condor_rlrep.condor.version`),
+    else assumed to be 25.14.0 (and said so)."""
     tolerance: str | None = None
     """``node`` (TOLERANCE line) or ``config`` (CONFIG knob); default by version."""
     power_default_watts: float | None = None
@@ -119,6 +125,8 @@ class InstrumentResult:
     store_note: str = ""
     """How the store was found: created now / existing (what it holds)."""
     warnings: list[str] = field(default_factory=list)
+    dagman_note: str = ""
+    """The DAGMan version instrumented for, and how it was known."""
 
 
 def hook_executables(hooks_bin: str | None = None) -> dict[str, str]:
@@ -225,16 +233,14 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         raise InputError(f"--max-replicas must be within 1..100 (TOLERANCE 99% covers a <= 100), got {opts.max_replicas}")
     if opts.criticality not in ("balanced", "current"):
         raise InputError(f"criticality must be 'balanced' or 'current', got {opts.criticality!r}")
-    tolerance = opts.tolerance or ("node" if opts.dagman_version >= TOLERANCE_SINCE else "config")
-    if tolerance not in ("node", "config"):
-        raise InputError(f"tolerance must be 'node' or 'config', got {tolerance!r}")
-    if tolerance == "node" and opts.dagman_version < TOLERANCE_SINCE:
-        raise InputError("TOLERANCE needs HTCondor >= 25.14; use the CONFIG knob (--no-tolerance)")
+    version, version_known, dagman_note = _dagman_version(opts)
+    tolerance = _tolerance(opts, version, version_known)
     if fixed is not None and fixed > opts.max_replicas:
         raise InputError(f"--policy {opts.policy} asks for more replicas than --max-replicas {opts.max_replicas}; "
                          f"pass --max-replicas {fixed} to run {fixed}")
     hooks = hook_executables(opts.hooks_bin)
     workflow = read_dag(src)
+    _refuse_instrumented(workflow, src)
     src_dir = os.path.dirname(src)
     context = context_dir_for(dst)
     for path in (context, *hooks.values()):
@@ -250,8 +256,13 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     replicated: list[str] = []
     passed: dict[str, str] = {}
     in_place: list[str] = []
-    with_dagid = opts.dagman_version >= _DAGID_SINCE
-    with_success = opts.dagman_version >= TOLERANCE_SINCE
+    with_dagid = version >= _DAGID_SINCE
+    # $SUCCESS is what DAGMan concluded: with TOLERANCE 99% it is True when a
+    # replica won and a surplus one was removed; with the knob (R - 1 for
+    # every node) it is True when fewer than R replicas failed, even if all
+    # of this node's did, so it is not passed there.
+    with_success = tolerance == "node"
+    dag_mode = _mode_of(src)
     for node in workflow.nodes.values():
         node_dir = os.path.abspath(os.path.join(src_dir, node.directory or ""))
         node.directory = node_dir
@@ -264,7 +275,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
             continue
         original, body = _original(workflow, node, node_dir, node_original_path(context, node.name))
         if body is not None:
-            write_atomic(original, body)
+            write_atomic(original, body, mode=dag_mode)
         text = body
         if text is None and os.path.isfile(original):
             with open(original, encoding="utf-8", errors="replace") as handle:
@@ -284,9 +295,14 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
             os.symlink(original, link)
             original = link
         # DAGMan reads the node's submit file only after PRE succeeded, and PRE
-        # (re)writes it on every attempt: nothing to write here.
+        # (re)writes it on every attempt; it starts as the user's description,
+        # so that a PRE that cannot write it (disk full, read-only) still
+        # leaves DAGMan the user's job to submit.
         generated = node_submit_path(context, node.name)
-        _write_node_vars(context, node)
+        if text is not None:
+            write_atomic(generated, text.encode("utf-8", "surrogateescape") if body is not None else _read_bytes(original),
+                         mode=_mode_of(original, dag_mode))
+        _write_node_vars(context, node, dag_mode)
         if text is not None and runs_in_place(text, {"JOB": node.name, "RETRY": "0", **_vars_of(node)}):
             in_place.append(node.name)
         node.submit = generated
@@ -302,7 +318,8 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         _add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval,
                     server_store=store_path is not None and "://" in store_path)
     write_dag(workflow, dst, allow_any_node_name_characters=spliced)
-    write_atomic(os.path.join(context, REPLICABLE_FILE), "".join(f"{name}\n" for name in replicated))
+    _narrow(dst, dag_mode)
+    write_atomic(os.path.join(context, REPLICABLE_FILE), "".join(f"{name}\n" for name in replicated), mode=dag_mode)
 
     settings = HookSettings(
         dag=dst, source_dag=src, node_log=os.path.abspath(opts.node_log) if opts.node_log else None,
@@ -312,7 +329,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         store_timeout=float(opts.store_timeout), allow_any_node_name_characters=spliced,
     )
     settings.fixed_replicas()  # validates fixed:K
-    settings.save(context)
+    _narrow(settings.save(context), 0o600)  # names the store: private, like it
     from condor_rlrep.hooks.cache import load_plan
 
     load_plan(context, settings)  # parse once now: the first PRE finds the cache warm
@@ -332,7 +349,8 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
             "job write a fresh name and rename it when done, or use --max-replicas 1."
         )
     return InstrumentResult(dst, context, replicated, passed, store_path, config_path, hooks,
-                            store_created=store_created, store_note=store_note, warnings=warnings)
+                            store_created=store_created, store_note=store_note, warnings=warnings,
+                            dagman_note=dagman_note)
 
 
 def _fixed_replicas(hook_policy: str) -> int | None:
@@ -427,27 +445,30 @@ def _macro_positions(argv: list[str], macro: str) -> str | None:
 def _add_scripts(
     node: Node, hooks: Mapping[str, str], context: str, original: str, generated: str, with_dagid: bool, with_success: bool
 ) -> None:
+    """SCRIPT lines in the layout of :mod:`condor_rlrep.hooks.argv`: our
+    values as ``--name=value``, DAGMan's macros positionally after ``--``,
+    the user's script after a second ``--``. (``generated`` is not passed:
+    PRE derives the node's submit file from ``--ctx`` and ``--node``.)"""
+    from condor_rlrep.hooks.argv import hook_argv
+
     user_pre = node.scripts.get("PRE")
     user_post = node.scripts.get("POST")
-    pre = ["--ctx", context, "--node", node.name, "--submit", original, "--out", generated,
-           "--job", "$JOB", "--retry", "$RETRY", "--max-retries", "$MAX_RETRIES"]
+    common = [("ctx", context), ("node", node.name)]
+    pre_macros = [("job", "$JOB"), ("retry", "$RETRY"), ("max-retries", "$MAX_RETRIES")]
+    post_macros = [("job", "$JOB"), ("retry", "$RETRY"), ("jobid", "$JOBID"), ("return", "$RETURN")]
     if with_dagid:
-        pre += ["--dagid", "$DAGID"]
-    post = ["--ctx", context, "--node", node.name, "--job", "$JOB", "--retry", "$RETRY", "--jobid", "$JOBID",
-            "--return", "$RETURN"]
-    if with_dagid:
-        post += ["--dagid", "$DAGID", "--cluster", "$CLUSTERID"]
+        pre_macros.append(("dagid", "$DAGID"))
+        post_macros += [("dagid", "$DAGID"), ("cluster", "$CLUSTERID")]
     if with_success:
-        post += ["--success", "$SUCCESS"]
-    if user_pre is not None:
-        pre += ["--", *user_pre.argv]
+        post_macros.append(("success", "$SUCCESS"))
+    post_options = list(common)
     if user_post is not None:
-        argv = user_post.argv
-        for option, macro in (("--user-return-at", "$RETURN"), ("--user-success-at", "$SUCCESS")):
-            positions = _macro_positions(argv, macro)
+        for option, macro in (("user-return-at", "$RETURN"), ("user-success-at", "$SUCCESS")):
+            positions = _macro_positions(user_post.argv, macro)
             if positions:
-                post += [option, positions]
-        post += ["--", *argv]
+                post_options.append((option, positions))
+    pre = hook_argv([*common, ("submit", original)], pre_macros, user_pre.argv if user_pre is not None else ())
+    post = hook_argv(post_options, post_macros, user_post.argv if user_post is not None else ())
     node.scripts["PRE"] = _script("PRE", hooks["pre"], pre, user_pre)
     node.scripts["POST"] = _script("POST", hooks["post"], post, user_post)
 
@@ -484,7 +505,7 @@ def _config(
             "# condor-rlrep: a POST script's end reaches DAGMan through its node-log scan; scan every second",
             f"DAGMAN_USER_LOG_SCAN_INTERVAL = {int(scan_interval)}",
         ]
-    if tolerance == "config":
+    if tolerance == "config" and max_replicas > 1:
         knobs += [
             "# condor-rlrep: tolerate a - 1 failing replicas of a node (R - 1 at most)",
             f"DAGMAN_NODE_JOB_FAILURE_TOLERANCE = {max(0, max_replicas - 1)}",
@@ -509,23 +530,32 @@ def _quote_argument(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def submit_literal(text: str) -> str:
+    """``text`` as a submit-file value that means exactly ``text``: ``$``
+    becomes ``$(DOLLAR)`` (so a ``$(...)`` in a path is never expanded) and
+    a line break, which would start another submit command, is refused."""
+    if "\n" in text or "\r" in text:
+        raise InputError(f"path {text!r} holds a line break: it cannot be written into a submit file")
+    return text.replace("$", "$(DOLLAR)")
+
+
 def _add_reaper(workflow: Workflow, executable: str, context: str, interval: float, *, server_store: bool = False) -> None:
     from condor_rlrep.atomic import write_atomic
 
     name = REAPER_NODE
     while name in workflow.nodes:
         name += "_"
-    args = " ".join(_quote_argument(a) for a in ("--ctx", context, "--interval", f"{interval:g}"))
+    args = " ".join(_quote_argument(submit_literal(a)) for a in (f"--ctx={context}", f"--interval={interval:g}"))
     # getenv: the reaper needs CONDOR_CONFIG (and only what DAGMan's own job has) to reach the schedd
     submit = os.path.join(context, "reaper.sub")
     write_atomic(
         submit,
         "# condor-rlrep reaper: removes surplus replicas once one has succeeded\n"
         "universe = local\n"
-        f"executable = {executable}\n"
+        f"executable = {submit_literal(executable)}\n"
         f'arguments = "{args}"\n'
-        f"output = {os.path.join(context, 'reaper.out')}\n"
-        f"error = {os.path.join(context, 'reaper.err')}\n"
+        f"output = {submit_literal(os.path.join(context, 'reaper.out'))}\n"
+        f"error = {submit_literal(os.path.join(context, 'reaper.err'))}\n"
         "getenv = true\n"
         # The reaper serves a server store to the hooks (agent/broker.py) and so
         # needs the password they find in $HOME/.pgpass; but HTCondor's local
@@ -604,13 +634,91 @@ def _vars_of(node: Node) -> dict[str, str]:
     return {a.key: a.value for a in node.vars}
 
 
-def _write_node_vars(context: str, node: Node) -> None:
+def _write_node_vars(context: str, node: Node, mode: int) -> None:
     """The node's VARS for PRE (DAGMan passes them to the submit, not to scripts)."""
     from condor_rlrep.atomic import write_atomic
     from condor_rlrep.hooks.layout import node_vars_path
 
     path = node_vars_path(context, node.name)
     if node.vars:
-        write_atomic(path, json.dumps(_vars_of(node), sort_keys=True))
+        write_atomic(path, json.dumps(_vars_of(node), sort_keys=True), mode=mode)
     elif os.path.exists(path):
         os.unlink(path)
+
+
+def _mode_of(path: str, default: int = 0o600) -> int:
+    """Permission bits for files made from ``path``: never wider than its own."""
+    try:
+        return os.stat(path).st_mode & 0o666
+    except OSError:
+        return default
+
+
+def _narrow(path: str, mode: int) -> None:
+    """Take from ``path`` every permission ``mode`` lacks (never adds one)."""
+    current = os.stat(path).st_mode & 0o777
+    if current & ~mode:
+        os.chmod(path, current & mode)
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _dagman_version(opts: InstrumentOptions) -> tuple[tuple[int, int, int], bool, str]:
+    """The DAGMan version to instrument for, whether it is known, and how."""
+    from condor_rlrep.condor.version import detect_dagman_version, version_text
+
+    if opts.dagman_version is not None:
+        return tuple(opts.dagman_version), True, f"{version_text(opts.dagman_version)} (as given)"  # type: ignore[return-value]
+    found = detect_dagman_version(opts.environ)
+    if found is not None:
+        return found[0], True, f"{version_text(found[0])} (from {found[1]})"
+    return TOLERANCE_SINCE, False, (f"{version_text(TOLERANCE_SINCE)} assumed (no condor_dagman on PATH; "
+                                    "pass --dagman-version if the pool's is older)")
+
+
+def _tolerance(opts: InstrumentOptions, version: tuple[int, int, int], known: bool) -> str | None:
+    """How a node tolerates its failing replicas: ``node`` (a TOLERANCE line),
+    ``config`` (the DAGMan knob) or None (one replica a node: nothing to
+    tolerate). Refuses what the pool's DAGMan would not do."""
+    from condor_rlrep.condor.version import version_text
+
+    tolerance = opts.tolerance or ("node" if version >= TOLERANCE_SINCE else "config")
+    if tolerance not in ("node", "config"):
+        raise InputError(f"tolerance must be 'node' or 'config', got {tolerance!r}")
+    if tolerance == "node" and version < TOLERANCE_SINCE:
+        raise InputError(f"TOLERANCE needs DAGMan >= 25.14.0 (this one is {version_text(version)}); "
+                         "use the CONFIG knob (--no-tolerance)")
+    if tolerance == "config" and int(opts.max_replicas or 1) > 1:
+        if not known:
+            raise InputError("--no-tolerance writes DAGMAN_NODE_JOB_FAILURE_TOLERANCE, which only DAGMan >= 24.8.1 "
+                             "has, and no condor_dagman is on PATH to tell: pass --dagman-version")
+        if version < FAILURE_TOLERANCE_SINCE:
+            raise InputError(
+                f"DAGMan {version_text(version)} has neither TOLERANCE (25.14.0) nor DAGMAN_NODE_JOB_FAILURE_TOLERANCE "
+                "(24.8.1): its first failing replica would make DAGMan remove the node's others. Run one replica "
+                "a node there (--max-replicas 1 or --policy single), or use a newer DAGMan")
+    return tolerance
+
+
+def _refuse_instrumented(workflow: Workflow, src: str) -> None:
+    """An instrumented DAG instrumented again would decide every node twice
+    and run two reapers: refuse it, naming the user's DAG."""
+    from condor_rlrep.hooks.layout import CONTEXT_SUFFIX, SETTINGS_FILE
+
+    for node in workflow.nodes.values():
+        names = [os.path.basename(script.executable) for script in node.scripts.values()]
+        ours = [name for name in names if name in _HOOK_NAMES]
+        submit = str(node.submit or "")
+        if ours or (node.kind == "SERVICE" and submit.endswith(CONTEXT_SUFFIX + os.sep + "reaper.sub")):
+            source = None
+            try:
+                with open(src + CONTEXT_SUFFIX + os.sep + SETTINGS_FILE, encoding="utf-8") as handle:
+                    source = json.load(handle).get("source_dag")
+            except (OSError, ValueError, AttributeError):
+                pass
+            where = f"; its source is {source}: instrument that one" if source else ": instrument the DAG it was made from"
+            raise DagError(f"this DAG was written by condor-rlrep instrument (node {node.name} runs "
+                           f"{ours[0] if ours else 'the reaper'}){where}", path=src, line=node.source_line)

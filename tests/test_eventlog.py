@@ -161,7 +161,7 @@ def test_read_from_offset_starts_at_the_next_event(tmp_path: Path, cut: int) -> 
     w.submit(2, 0, T0 + 3, "NEW")
     w.terminate(2, 0, T0 + 4, exit_code=0)
     offset = size + cut if cut >= 0 else size
-    events = read_events(log, offset=offset, scratch_dir=str(tmp_path))
+    events = read_events(log, offset=offset)
     clusters = [e.cluster for e in events]
     assert clusters[-2:] == [2, 2] and set(clusters) <= {1, 2}
     if cut > 0:

@@ -201,8 +201,9 @@ def test_argv_without_context(tmp_path: Path) -> None:
     from condor_rlrep.hooks.post import run_post
     from condor_rlrep.hooks.pre import run_pre
 
-    assert run_pre(["--job", "A"]) == 0
-    assert run_post(["--return", "4"]) == 4
+    assert run_pre(["--job=A"]) == 0
+    assert run_post(["--return=4"]) == 4
+    assert run_post(["--macros=return", "--", "4"]) == 4
     assert run_post([]) == 1
 
 
@@ -283,7 +284,7 @@ def test_reaper_flushes_spooled_outcomes_at_the_end(tmp_path: Path) -> None:
         def act(self, *args, **kwargs):
             return {}
 
-    assert run_reaper(["--ctx", str(case.context)], schedd=NoSchedd(), sleep=lambda s: None) == 0
+    assert run_reaper([f"--ctx={case.context}"], schedd=NoSchedd(), sleep=lambda s: None) == 0
     assert not list((case.context / "spool").iterdir())
     with sqlite3.connect(case.store) as conn:
         assert conn.execute("SELECT reward FROM decisions").fetchone()[0] is not None

@@ -112,11 +112,15 @@ def test_pre_criticality_is_the_criticality_module(tmp_path_factory, monkeypatch
 
 
 def test_argv_parsing_tolerates_dagman_quirks() -> None:
-    args = parse_hook_argv(["--ctx", "/c", "--job", "A", "--dagid", "$DAGID", "--retry", "--cluster=7", "--", "x", "--y"])
-    assert args.text("ctx") == "/c" and args.integer("cluster") == 7
+    argv = ["--ctx=/c", "--macros=job,dagid,retry,cluster", "--user-args=2", "--", "A", "$DAGID", "x1", "7", "--", "x", "--y"]
+    args = parse_hook_argv(argv)
+    assert args.text("ctx") == "/c" and args.integer("cluster") == 7 and args.text("job") == "A"
     assert args.text("dagid") is None and args.integer("retry") is None
     assert args.user_argv == ["x", "--y"]
-    assert any("did not substitute" in p for p in args.problems) and any("no value" in p for p in args.problems)
+    assert any("did not substitute" in p for p in args.problems) and any("not an integer" in p for p in args.problems)
+    # a macro token lost on the way: the macros are not trusted, the user's script still is
+    lost = parse_hook_argv([t for t in argv if t != "7"])
+    assert lost.text("job") is None and lost.user_argv == ["x", "--y"] and any("macros ignored" in p for p in lost.problems)
 
 
 def test_node_file_stem_is_injective_and_safe() -> None:
@@ -131,14 +135,14 @@ def test_hook_cli_keeps_the_user_script_separator() -> None:
     import sys
 
     exe = str(Path(sys.executable).parent / "condor-rlrep")
-    chained = subprocess.run([exe, "hook", "post", "--return", "5", "--", "/bin/sh", "-c", "exit 0"],
+    chained = subprocess.run([exe, "hook", "post", "--return=5", "--", "/bin/sh", "-c", "exit 0"],
                              stdin=subprocess.DEVNULL, capture_output=True, timeout=120, check=False)
     assert chained.returncode == 0  # the user's POST decides last
     from click.testing import CliRunner
 
     from condor_rlrep.cli.main import cli
 
-    assert CliRunner().invoke(cli, ["hook", "post", "--return", "4"]).exit_code == 4
+    assert CliRunner().invoke(cli, ["hook", "post", "--return=4"]).exit_code == 4
 
 
 def test_plan_of_the_instrumented_copy_equals_the_original(tmp_path: Path) -> None:

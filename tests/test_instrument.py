@@ -13,6 +13,7 @@ from click.testing import CliRunner
 from _hookutil import FIGURE1, POST_MACROS, PRE_MACROS
 from condor_rlrep.dag.parser import read_dag
 from condor_rlrep.errors import EstimateError, InputError
+from condor_rlrep.hooks.argv import parse_hook_argv
 from condor_rlrep.instrument import REAPER_NODE, InstrumentOptions, instrument
 
 SUB = "executable = /bin/true\nqueue\n"
@@ -71,10 +72,11 @@ def test_existing_scripts_are_chained(tmp_path: Path) -> None:
     pre, post = node.scripts["PRE"], node.scripts["POST"]
     assert (pre.defer_status, pre.defer_seconds) == (4, 30)
     assert pre.arguments[-4:] == ["--", "check.sh", "$JOB", "$RETRY"]
-    user_post = post.arguments[post.arguments.index("--") + 1 :]
-    assert user_post == ["pegasus-exitcode", "-r", "$RETURN", "-n", "$JOB", "$SUCCESS"]
-    opts = dict(zip(post.arguments[::2], post.arguments[1::2]))
-    assert opts["--user-return-at"] == "2" and opts["--user-success-at"] == "5"
+    assert parse_hook_argv(pre.arguments).user_argv == ["check.sh", "$JOB", "$RETRY"]
+    parsed = parse_hook_argv(post.arguments)
+    assert parsed.user_argv == ["pegasus-exitcode", "-r", "$RETURN", "-n", "$JOB", "$SUCCESS"]
+    assert parsed.options["user-return-at"] == "2" and parsed.options["user-success-at"] == "5"
+    assert parsed.options["return"] == "$RETURN" and not parsed.problems
 
 
 def test_kinds_left_alone(tmp_path: Path) -> None:
@@ -109,7 +111,7 @@ def test_inline_and_submit_description_bodies_are_written_out(tmp_path: Path) ->
     assert (ctx / "nodes" / "A.orig.sub").read_text() == "executable = /bin/echo\nqueue\n"
     assert (ctx / "nodes" / "B.orig.sub").read_text() == "executable = /bin/true\nqueue\n"
     node = read_dag(tmp_path / "o" / "w.dag").nodes["A"]
-    assert node.inline_submit is None and "--submit" in node.scripts["PRE"].arguments
+    assert node.inline_submit is None and "submit" in parse_hook_argv(node.scripts["PRE"].arguments).options
 
 
 def test_dir_is_respected(tmp_path: Path) -> None:
@@ -118,12 +120,13 @@ def test_dir_is_respected(tmp_path: Path) -> None:
     node = read_dag(tmp_path / "o" / "w.dag").nodes["A"]
     assert node.directory == str(tmp_path / "user" / "sub")
     args = node.scripts["PRE"].arguments
-    assert args[args.index("--submit") + 1] == str(tmp_path / "user" / "sub" / "a.sub")
+    assert parse_hook_argv(args).options["submit"] == str(tmp_path / "user" / "sub" / "a.sub")
 
 
 def test_no_tolerance_merges_user_config(tmp_path: Path) -> None:
     dag = _user(tmp_path, 'CONFIG my.config\nJOB A a.sub\nVARS A rlrep_estimate="1"\n', {"my.config": "DAGMAN_MAX_JOBS_IDLE = 7\n"})
-    result = instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", tolerance="config", max_replicas=6))
+    result = instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", tolerance="config", max_replicas=6,
+                                                                        dagman_version=(24, 8, 1)))
     text = Path(result.config).read_text()
     assert "DAGMAN_MAX_JOBS_IDLE = 7" in text and "DAGMAN_NODE_JOB_FAILURE_TOLERANCE = 5" in text
     wf = read_dag(tmp_path / "o" / "w.dag")
@@ -189,10 +192,10 @@ def test_lazy_and_blank_named_submit_files(tmp_path: Path) -> None:
     assert sorted(result.replicated) == ["B", "L"]
     wf = read_dag(tmp_path / "o" / "w.dag")
     args = wf.nodes["B"].scripts["PRE"].arguments
-    link = Path(args[args.index("--submit") + 1])
+    link = Path(parse_hook_argv(args).options["submit"])
     assert " " not in str(link) and link.read_text() == SUB
     args = wf.nodes["L"].scripts["PRE"].arguments
-    assert args[args.index("--submit") + 1] == str(tmp_path / "user" / "later.sub")
+    assert parse_hook_argv(args).options["submit"] == str(tmp_path / "user" / "later.sub")
 
 
 @pytest.mark.parametrize("tolerance", ["node", "config"])

@@ -113,8 +113,9 @@ def test_figure1_runs_to_the_end_with_every_node_decided_and_recorded_once(pool:
 # -- surplus replicas, per-replica files, evictions and removals ------------
 
 REPLICA_JOB = """#!/bin/sh
-# replica $1 of the node (its ProcId): proc 0 is quick, the others are slow
-echo "replica $1 starts" >> result.txt
+# replica $1 of the node (its ProcId): proc 0 is quick, the others are slow;
+# $3: the file each replica appends to (B runs in place: not A's returned file)
+echo "replica $1 starts" >> "${3:-result.txt}"
 echo "replica $1 says hello"
 echo "replica $1 complains" >&2
 if [ "$1" = 0 ]; then sleep "${2:-2}"; else sleep 90; fi
@@ -129,7 +130,7 @@ def replica_dag(pool: Pool, name: str, *, fast: int = 2) -> Path:
     write(work / "a.sub", f"executable = job.sh\narguments = $(ProcId) {fast}\noutput = A.out\nerror = A.err\n"
           "log = a.log\nshould_transfer_files = YES\nwhen_to_transfer_output = ON_EXIT\n"
           "transfer_output_files = result.txt\nrequest_memory = 32MB\nrequest_disk = 1MB\nqueue\n")
-    write(work / "b.sub", f"executable = job.sh\narguments = $(ProcId) {fast}\noutput = $(JOB).$(Cluster).out\n"
+    write(work / "b.sub", f"executable = job.sh\narguments = $(ProcId) {fast} b-result.txt\noutput = $(JOB).$(Cluster).out\n"
           "error = $(JOB).$(Cluster).err\nlog = b.log\nrequest_memory = 32MB\nrequest_disk = 1MB\nqueue\n")
     write(work / "w.dag", 'JOB A a.sub\nJOB B b.sub\nVARS ALL_NODES rlrep_estimate="30"\n')
     pool.own(work)

@@ -139,13 +139,13 @@ def test_run_reaper_stops_on_stop_file_and_when_dag_is_done(tmp_path: Path) -> N
         if len(sleeps) == 3:
             (context / "reaper.stop").write_text("")
 
-    assert run_reaper(["--ctx", str(context), "--interval", "0.5"], schedd=schedd, sleep=sleep) == 0
+    assert run_reaper([f"--ctx={context}", "--interval=0.5"], schedd=schedd, sleep=sleep) == 0
     assert len(schedd.calls) == 1 and sleeps == [0.5, 0.5, 0.5]
     (context / "reaper.stop").unlink()
     # DAGMan writes <dag>.metrics when it exits: the reaper ends after one more poll
     (tmp_path / "w.dag.metrics").write_text("{}")
     os.utime(tmp_path / "w.dag.metrics", (time.time() + 5, time.time() + 5))
-    assert run_reaper(["--ctx", str(context)], schedd=FakeSchedd(), sleep=lambda s: None) == 0
+    assert run_reaper([f"--ctx={context}"], schedd=FakeSchedd(), sleep=lambda s: None) == 0
     log = (context / "hooks.log").read_text()
     assert "replica 30.1 won" in log and "stopped" in log
 
@@ -154,7 +154,7 @@ def test_reaper_executable_exits_cleanly_on_sigterm(tmp_path: Path) -> None:
     """DAGMan removes the SERVICE node at the end of the DAG: SIGTERM."""
     context = _context(tmp_path)
     exe = Path(sys.executable).parent / "rlrep-reaper"
-    proc = subprocess.Popen([str(exe), "--ctx", str(context), "--interval", "0.1"], stdin=subprocess.DEVNULL)
+    proc = subprocess.Popen([str(exe), f"--ctx={context}", "--interval=0.1"], stdin=subprocess.DEVNULL)
     log = context / "hooks.log"
     deadline = time.time() + 60
     while not (log.exists() and "following" in log.read_text()) and time.time() < deadline:
@@ -195,7 +195,7 @@ def test_run_reaper_ends_by_itself_when_every_replicable_node_finished(tmp_path:
             w.remove(50, 1, T0 + 3, running=False)
         assert len(polls) < 10, "the reaper should have ended"
 
-    assert run_reaper(["--ctx", str(context), "--interval", "0.2"], schedd=FakeSchedd(), sleep=sleep) == 0
+    assert run_reaper([f"--ctx={context}", "--interval=0.2"], schedd=FakeSchedd(), sleep=sleep) == 0
     assert len(polls) == 3
     assert "all 1 replicable node(s) finished" in (context / "hooks.log").read_text()
 

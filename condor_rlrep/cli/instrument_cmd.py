@@ -28,8 +28,8 @@ from condor_rlrep.instrument import InstrumentOptions, instrument as instrument_
               help="agent (the store's strategy), epsilon-greedy | ucb1 | thompson (for a new store), "
                    "rl:R | rl-ucb1:R | rl-thompson:R (as in simulate), single or fixed:K.")
 @criticality_option()
-@click.option("--dagman-version", default=None, help="HTCondor version of the pool's DAGMan.  [default: 25.14.0]")
-@click.option("--no-tolerance", is_flag=True, help="Set DAGMAN_NODE_JOB_FAILURE_TOLERANCE in a CONFIG file instead of TOLERANCE lines (DAGMan < 25.14).")
+@click.option("--dagman-version", default=None, help="HTCondor version of the pool's DAGMan.  [default: read from condor_dagman on PATH, else 25.14.0]")
+@click.option("--no-tolerance", is_flag=True, help="Set DAGMAN_NODE_JOB_FAILURE_TOLERANCE (DAGMan >= 24.8.1) in a CONFIG file instead of TOLERANCE lines (DAGMan < 25.14).")
 @click.option("--hooks-bin", type=click.Path(file_okay=False), default=None, help="Directory holding rlrep-pre/post/reaper.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None, help="TOML/JSON file with these options (and [power]); options given here win.")
 @json_option("Print what was written as one JSON object.")
@@ -66,6 +66,8 @@ def instrument(ctx: click.Context, dag: str, out: str, config_file: str | None, 
         click.echo(f"  agent store: {result.store} {result.store_note}")
     if result.config:
         click.echo(f"  CONFIG {result.config}")
+    if result.dagman_note:
+        click.echo(f"  DAGMan {result.dagman_note}")
     for warning in result.warnings:
         warn(warning)
     click.echo(f"submit it with: condor_submit_dag {result.dag}")

@@ -64,62 +64,56 @@ class EventLogError(InputError):
     """A node log that cannot be read at all (missing, a directory, no access)."""
 
 
-def read_events(path: str | os.PathLike[str], *, offset: int = 0, scratch_dir: str | None = None) -> list[Any]:
+def read_events(path: str | os.PathLike[str], *, offset: int = 0) -> list[Any]:
     """Every complete event of the log at ``path``, in file order.
 
     A half-written last event is not returned (the reader waits for its
     ``...`` line); unparseable text yields no events rather than an error.
 
     ``offset`` > 0: only events that begin at or after that byte (the first
-    event boundary from there on). The tail is copied to a scratch file in
-    ``scratch_dir`` (default: the log's directory) for the real reader, so a
-    POST hook reads its own cluster's events without parsing the whole log of
-    a 10,000-node DAG (seconds) — its cluster was submitted after PRE noted
-    the log's size.
+    event boundary from there on), so a POST hook reads its own cluster's
+    events without parsing the whole log of a 10,000-node DAG (seconds) — its
+    cluster was submitted after PRE noted the log's size. The real reader is
+    started at that boundary in place (the offset its pickled form restores):
+    nothing is copied, so a full or read-only disk and a hook killed
+    mid-read leave no scratch file and change no answer.
     """
     import htcondor2  # lazy: hooks pay for it only when they read a log
 
     text_path = os.fspath(path)
     if not os.path.isfile(text_path):
         raise EventLogError("node log not found or not a regular file", path=text_path)
-    scratch = None
     try:
         if offset > 0:
-            scratch = _tail_copy(text_path, offset, scratch_dir)
-            if scratch is None:
+            boundary = _event_boundary(text_path, offset)
+            if boundary is None:
                 return []
-        return list(htcondor2.JobEventLog(scratch or text_path).events(stop_after=0))
+            if boundary > 0:
+                reader = htcondor2.JobEventLog.__new__(htcondor2.JobEventLog)
+                # the bindings' own resume-at-offset (JobEventLog.__setstate__)
+                reader.__setstate__(({"_deadline": 0, "_filename": text_path}, boundary))
+                return list(reader.events(stop_after=0))
+        return list(htcondor2.JobEventLog(text_path).events(stop_after=0))
     except OSError as err:
         raise EventLogError(f"cannot read node log: {err.strerror or err}", path=text_path) from err
     except Exception as err:  # the bindings raise a bare HTCondorException
         raise EventLogError(f"cannot read node log: {err}", path=text_path) from err
-    finally:
-        if scratch is not None:
-            try:
-                os.unlink(scratch)
-            except OSError:
-                pass
 
 
-def _tail_copy(path: str, offset: int, scratch_dir: str | None) -> str | None:
-    """Copy the log from the first event boundary at/after ``offset``; None if none."""
+def _event_boundary(path: str, offset: int) -> int | None:
+    """Byte position of the first event starting at/after ``offset`` (0: read
+    it all, the log was replaced since; None: no complete event there yet)."""
     with open(path, "rb") as handle:
         size = os.fstat(handle.fileno()).st_size
-        if offset > size:  # the log was replaced: read it all
-            offset = 0
+        if offset > size:
+            return 0
         start = max(0, offset - 5)
         handle.seek(start)
         data = handle.read()
-    if offset > 0:
-        boundary = data.find(b"\n...\n")
-        if boundary < 0:
-            return None
-        data = data[boundary + 5 :]
-    directory = scratch_dir or os.path.dirname(path) or "."
-    scratch = os.path.join(directory, f".rlrep-tail-{os.getpid()}.log")
-    with open(scratch, "wb") as out:
-        out.write(data)
-    return scratch
+    boundary = data.find(b"\n...\n")
+    if boundary < 0:
+        return None
+    return start + boundary + 5
 
 
 def node_name_of(event: Any) -> str | None:

@@ -63,9 +63,10 @@ def runs_in_place(text: str, macros: Mapping[str, str] | None = None) -> bool:
 def _submit(text: str, macros: Mapping[str, str] | None) -> Any:
     import htcondor2
 
-    prefix = "".join(f"{key} = {value}\n" for key, value in (macros or {}).items())
-    marked = _PROCESS.sub("0", _CLUSTER.sub(CLUSTER_MARK, prefix + text))
+    from condor_rlrep.condor.submit import macro_prefix
+
     try:
+        marked = _PROCESS.sub("0", _CLUSTER.sub(CLUSTER_MARK, macro_prefix(macros) + text))
         return htcondor2.Submit(marked)
     except Exception:
         return None

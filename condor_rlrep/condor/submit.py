@@ -27,6 +27,7 @@ __all__ = [
     "is_replicable",
     "replica_description",
     "validate_description",
+    "macro_prefix",
     "TAG_ATTRIBUTES",
 ]
 
@@ -93,6 +94,9 @@ def is_replicable(text: str) -> bool:
 def _classad_value(value: str | int) -> str:
     if isinstance(value, int):
         return str(value)
+    if any(ord(c) < 32 or ord(c) == 127 for c in value):
+        # a line break would end the attribute line and start a submit command
+        raise SubmitError(f"tag value {value[:60]!r} holds a control character")
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
@@ -128,6 +132,18 @@ def replica_description(
     return "".join(lines)
 
 
+def macro_prefix(macros: Mapping[str, str] | None) -> str:
+    """``key = value`` lines defining DAGMan's macros (``JOB``, VARS) before a
+    description, as DAGMan does; a line break in a key or value would add a
+    submit command of its own, so it is refused."""
+    lines = []
+    for key, value in (macros or {}).items():
+        if any(c in "\r\n" for c in key + value) or not key.strip() or "=" in key:
+            raise SubmitError(f"macro {key[:40]!r} = {value[:40]!r} cannot be written as one submit line")
+        lines.append(f"{key} = {value}\n")
+    return "".join(lines)
+
+
 def validate_description(
     text: str, *, expected_procs: int | None = None, macros: Mapping[str, str] | None = None
 ) -> None:
@@ -140,7 +156,7 @@ def validate_description(
     """
     import htcondor2  # lazy
 
-    prefix = "".join(f"{key} = {value}\n" for key, value in (macros or {}).items())
+    prefix = macro_prefix(macros)
     try:
         submit = htcondor2.Submit(prefix + text)
         qargs = submit.getQArgs().strip()

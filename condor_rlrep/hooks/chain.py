@@ -27,7 +27,7 @@ def run_user_script(argv: Sequence[str], cwd: str | None = None) -> int:
         executable = os.path.join(directory, executable)
     try:
         done = subprocess.run([executable, *argv[1:]], cwd=directory, stdin=subprocess.DEVNULL, check=False)
-    except OSError:
+    except Exception:  # noqa: BLE001 - a failed exec counts as exit status 1, as in DAGMan
         return 1
     return done.returncode
 

@@ -37,9 +37,15 @@ def _exit_now(code: int) -> None:
 
 def pre_main(argv: Sequence[str] | None = None) -> None:
     _short_lived()
-    from condor_rlrep.hooks.pre import run_pre
+    args = sys.argv[1:] if argv is None else list(argv)
+    try:
+        from condor_rlrep.hooks.pre import run_pre
 
-    _exit_now(run_pre(sys.argv[1:] if argv is None else list(argv)))
+        code = run_pre(args)
+    except BaseException as err:  # noqa: BLE001 - last resort: the user's job runs as it stands
+        _last_resort("PRE", args, err, "exit 0: DAGMan submits the node's file as it stands")
+        code = 0
+    _exit_now(code)
 
 
 def post_main(argv: Sequence[str] | None = None) -> None:
@@ -49,8 +55,9 @@ def post_main(argv: Sequence[str] | None = None) -> None:
         from condor_rlrep.hooks.post import run_post
 
         code = run_post(args)
-    except Exception:  # last resort: never let a bug in us decide the node
-        code = _return_from_argv(args)
+    except BaseException as err:  # noqa: BLE001 - never let a bug in us decide the node
+        code, source = _fallback_from_argv(args)
+        _last_resort("POST", args, err, f"exit {code} from {source}")
     _exit_now(code)
 
 
@@ -60,14 +67,29 @@ def reaper_main(argv: Sequence[str] | None = None) -> None:
     sys.exit(run_reaper(sys.argv[1:] if argv is None else list(argv)))
 
 
-def _return_from_argv(args: Sequence[str]) -> int:
-    for index, token in enumerate(args[:-1]):
-        if token == "--":
-            break
-        if token == "--return":
-            try:
-                value = int(args[index + 1])
-            except ValueError:
-                return 1
-            return value if 0 <= value <= 255 else 1
-    return 1
+def _fallback_from_argv(args: Sequence[str]) -> tuple[int, str]:
+    """The node's exit code without us, from DAGMan's ``$SUCCESS``/``$RETURN``."""
+    try:
+        from condor_rlrep.hooks.argv import parse_hook_argv
+        from condor_rlrep.hooks.failopen import fallback_post_code
+
+        parsed = parse_hook_argv(args)
+        return fallback_post_code(None, parsed.integer("return"), parsed.text("success"))
+    except BaseException:  # noqa: BLE001
+        return 1, "nothing (argv unusable)"
+
+
+def _last_resort(hook: str, args: Sequence[str], err: BaseException, action: str) -> None:
+    try:
+        from condor_rlrep.hooks.argv import parse_hook_argv
+        from condor_rlrep.hooks.hooklog import HookLog
+
+        parsed = parse_hook_argv(args)
+        context = parsed.options.get("ctx")
+        HookLog(os.path.join(context, "hooks.log") if context else None).line(
+            hook, parsed.options.get("node"), f"FAIL-OPEN internal error {type(err).__name__}: {err}; {action}")
+    except BaseException:  # noqa: BLE001
+        try:
+            os.write(2, f"condor-rlrep {hook}: internal error {err!r}; {action}\n".encode("utf-8", "replace"))
+        except BaseException:  # noqa: BLE001
+            pass

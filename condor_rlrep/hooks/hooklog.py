@@ -20,7 +20,7 @@ class HookLog:
     """Appends lines ``<UTC time> <HOOK> <node> <message>`` to ``path``.
 
     Writing never raises: a hook must not fail because its log cannot be
-    written (the problem is reported through :mod:`logging` instead).
+    written; the line then goes to stderr with the reason.
     """
 
     def __init__(self, path: str | os.PathLike[str] | None):
@@ -31,17 +31,23 @@ class HookLog:
         # milliseconds: hook and reaper reaction times are read from this log
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(when)) + f".{int(when * 1000) % 1000:03d}Z"
         text = f"{stamp} {hook} {node or '-'} {' '.join(message.split())}\n"
+        problem = "no hook log (no --ctx)" if self.path is None else None
         if self.path is not None:
             try:
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                # 0600: the log names the user's files and decisions (a state file)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
                 try:
                     os.write(fd, text.encode("utf-8", "replace"))
                 finally:
                     os.close(fd)
             except OSError as err:
-                import logging  # only on this rare path: hooks must start fast
-
-                logging.getLogger(__name__).warning("cannot write hook log %s: %s", self.path, err)
+                problem = f"cannot write hook log {self.path}: {err.strerror or err}"
+        if problem is not None:
+            # the line must reach someone: DAGMan keeps a script's stderr with DEBUG
+            try:
+                os.write(2, f"condor-rlrep: {problem}: {text}".encode("utf-8", "replace"))
+            except OSError:
+                pass
         return text
 
     def read(self) -> list[str]:

@@ -5,14 +5,17 @@
 
 * ``hooks.json``        – :class:`HookSettings` (store, φ, power table …)
 * ``hooks.log``         – the per-DAG hook log (:mod:`.hooklog`)
-* ``nodes/<n>.sub``     – the node's submit file, rewritten by PRE each attempt
+* ``nodes/<n>.sub``     – the node's submit file: the user's description as
+  instrument copied it (mode kept), rewritten by PRE each attempt
 * ``nodes/<n>.orig.sub``– an inline / SUBMIT-DESCRIPTION body, written out
 * ``nodes/<n>.vars.json``– the node's VARS (PRE expands file names with them)
 * ``replicable.txt``     – the nodes that run replicas, one per line (the reaper)
-* ``state/<n>.json``    – what PRE decided for the node's current attempt
+* ``state/<n>.json``    – what PRE decided for the node's current attempt (0600,
+  checked by :func:`.runstate.check_node_state` when read)
 * ``run.json``          – the DAG run: s(W) and the DAGMan ids that shared it
 * ``cache/``            – graph + plan per DAG file content (:mod:`.cache`)
-* ``spool/``            – outcomes not yet in the store (store unavailable)
+* ``spool/``            – outcomes not yet in the store (store unavailable), each
+  with the store and decision identity it belongs to
 * ``reaper.sub``        – the SERVICE node running the reaper
 
 Node names become file names through :func:`node_file_stem` (injective).
@@ -40,8 +43,9 @@ __all__ = [
 
 CONTEXT_SUFFIX = ".rlrep"
 SETTINGS_FILE = "hooks.json"
-SETTINGS_VERSION = 2
-"""2: ``store`` is the absolute store resolved by instrument (never from the hook's environment)."""
+SETTINGS_VERSION = 3
+"""2: ``store`` is the absolute store resolved by instrument (never from the hook's environment).
+3: hook argv in sections (:mod:`.argv`), the node's submit file written by instrument."""
 
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 

@@ -35,7 +35,7 @@ from condor_rlrep.hooks.chain import exit_status, run_user_script
 from condor_rlrep.hooks.failopen import describe, fallback_post_code
 from condor_rlrep.hooks.hooklog import HookLog
 
-__all__ = ["run_post", "flush_spool", "close_orphaned"]
+__all__ = ["run_post", "flush_spool", "close_orphaned", "close_undecided"]
 
 
 def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -> int:
@@ -79,7 +79,7 @@ def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -
         except Exception as err:
             recorded = f"outcome NOT recorded: {describe(err)}"
 
-    replicated = bool(state and state.get("mode") == "replicas" and int(state.get("replicas", 1)) > 1)
+    replicated = bool(state and state.get("mode") == "replicas" and state.get("replicas", 1) > 1)
     if replicated and history is not None and state is not None and state.get("files"):
         try:
             recorded += ("; " if recorded else "") + _promote(state, history)
@@ -199,7 +199,7 @@ def _history(context: str, settings: Any, node: str, args: HookArgs, notes: list
     path = settings.node_log_path()
     cluster = args.integer("cluster")
     if offset > 0:
-        history = _cluster_history(read_events(path, offset=offset, scratch_dir=context), node, cluster, path, None)
+        history = _cluster_history(read_events(path, offset=offset), node, cluster, path, None)
         if history is not None:
             return history
     history = _cluster_history(read_events(path), node, cluster, path, notes)
@@ -238,6 +238,11 @@ def _verdict(history: Any, state: dict[str, Any] | None, return_code: int | None
     if replicated:
         if history.succeeded:
             return 0, f"replica {history.winner} of cluster {history.cluster} succeeded"
+        unfinished = sorted(set(history.procs) - set(history.finished_procs))
+        if unfinished and (return_code is not None or success_flag is not None):
+            # DAGMan runs POST once every proc left the queue: the log lacks an end (truncated)
+            code, source = fallback_post_code(None, return_code, success_flag)
+            return code, f"no end of proc(s) {unfinished} in the node log (truncated?): from {source}"
         if history.first_failure_code is not None:
             return exit_status(history.first_failure_code), f"no replica succeeded; first failure {history.first_failure_code}"
         return fallback_post_code(False, return_code, success_flag)
@@ -296,53 +301,109 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
                     phi_prime=float(state["phi_prime"]), estimate=float(state["estimate"]),
                     replicas=int(state["replicas"]), power=settings.power_table(), failure_reward=failure_reward,
                 )
+            identity = decision_identity(settings, state)
+            held = store.decision(int(decision_id)).context
+            if any(held.get(key) != value for key, value in identity.items()):
+                # the store was replaced since PRE (ids restart): that id is another decision
+                return (f"{summary}; outcome NOT recorded: decision {decision_id} of {store_path} is not this "
+                        f"node's (it is {held.get('node')!r} of run {held.get('run')!r}; store replaced since PRE?)")
             fresh = store.record_outcome(int(decision_id), outcome)
-            flushed = flush_spool(context, store)
+            flushed, kept = flush_spool(context, store, store_path)
     except Exception as err:
-        _spool(context, int(decision_id), store_path, asdict(outcome))
+        _spool(context, int(decision_id), store_path, decision_identity(settings, state), asdict(outcome))
         return f"{summary}; decision {decision_id} spooled ({describe(err)})"
     note = "recorded" if fresh else "already recorded"
     if flushed:
         note += f", {flushed} spooled outcome(s) flushed"
+    if kept:
+        note += f"; {'; '.join(kept[:3])}"
     return f"{summary}; decision {decision_id} {note}"
 
 
-def _spool(context: str, decision_id: int, store_path: str, outcome: dict[str, Any]) -> None:
+def decision_identity(settings: Any, state: dict[str, Any]) -> dict[str, Any]:
+    """What PRE told the store about the decision (its ``context``): a spooled
+    outcome is flushed only into a store whose decision of that id says the
+    same, so that a store replaced since (ids restart) is never given it."""
+    return {"dag": settings.dag, "node": state.get("node"), "run": state.get("run_id"), "retry": state.get("retry")}
+
+
+def _spool(context: str, decision_id: int, store_path: str, identity: dict[str, Any], outcome: dict[str, Any]) -> None:
     from condor_rlrep.atomic import write_atomic
+    from condor_rlrep.hooks.runstate import PRIVATE
 
     directory = os.path.join(context, "spool")
     os.makedirs(directory, exist_ok=True)
-    document = {"decision_id": decision_id, "store": store_path, "outcome": outcome, "spooled_at": time.time()}
-    write_atomic(os.path.join(directory, f"{decision_id}.json"), json.dumps(document, sort_keys=True))
+    document = {"decision_id": decision_id, "store": store_path, "identity": identity, "outcome": outcome,
+                "spooled_at": time.time()}
+    write_atomic(os.path.join(directory, f"{decision_id}.json"), json.dumps(document, sort_keys=True),
+                 mode=PRIVATE, fixed_tmp=True)
 
 
-def flush_spool(context: str, store: Any) -> int:
-    """Record spooled outcomes into ``store``; returns how many were flushed.
+def flush_spool(context: str, store: Any, store_spec: str) -> tuple[int, list[str]]:
+    """Record spooled outcomes that belong to ``store`` (opened from
+    ``store_spec``); returns how many were flushed and why others stayed.
 
-    A spooled outcome the store already holds (identically) is just removed;
-    one it refuses stays in the spool for a human to look at.
+    An outcome belongs to the store it was spooled for (same spec) and to
+    the decision that store holds under its id (same DAG, node, run and
+    attempt). A spooled outcome the store already holds (identically) is
+    just removed; one it refuses, or that belongs elsewhere, stays in the
+    spool for a human to look at — it never closes an unrelated decision.
     """
     directory = os.path.join(context, "spool")
     try:
-        names = sorted(n for n in os.listdir(directory) if n.endswith(".json"))
+        names = sorted(n for n in os.listdir(directory) if n.endswith(".json") and not n.startswith("."))
     except FileNotFoundError:
-        return 0
+        return 0, []
     done = 0
+    kept: list[str] = []
     for name in names:
         path = os.path.join(directory, name)
         try:
             with open(path, encoding="utf-8") as handle:
                 document = json.load(handle)
-            outcome = document["outcome"]
-            store.record(int(document["decision_id"]), float(outcome["reward"]), outcome)
-        except Exception:
+            decision_id, outcome = int(document["decision_id"]), document["outcome"]
+            identity = document.get("identity")
+            if str(document.get("store")) != str(store_spec) or not isinstance(identity, dict):
+                kept.append(f"spool/{name} is for store {document.get('store')!r}: left there")
+                continue
+            record = store.decision(decision_id)
+            if any(record.context.get(key) != value for key, value in identity.items()):
+                kept.append(f"spool/{name}: decision {decision_id} of this store is another node's or run's: left there")
+                continue
+            store.record(decision_id, float(outcome["reward"]), outcome)
+        except Exception as err:
+            kept.append(f"spool/{name} not flushed ({describe(err)})")
             continue
         os.unlink(path)
         done += 1
-    return done
+    return done, kept
 
 
-def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any]) -> str | None:
+def close_undecided(settings: Any, node: str, state: dict[str, Any]) -> str | None:
+    """Close what a PRE killed while deciding may have decided: a pending
+    decision of this DAG, node, run and attempt (the store is scanned: this
+    only happens after a killed PRE). Its replicas never ran, so its reward
+    is its estimate and nothing is learnt."""
+    if not settings.store:
+        return None
+    from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+
+    identity = {"dag": settings.dag, "node": node, "run": state.get("run_id"), "retry": state.get("retry")}
+    closed = []
+    with open_store(settings.store_path(), busy_timeout=float(getattr(settings, "store_timeout", 10.0)),
+                    connect_timeout=HOOK_CONNECT_TIMEOUT) as store:
+        for record in store.decisions():
+            if record.pending and all(record.context.get(k) == v for k, v in identity.items()):
+                store.record(record.decision_id, record.estimate,
+                             {"closed": f"not run: PRE of attempt {state.get('retry')} was killed after deciding"})
+                closed.append(str(record.decision_id))
+    if not closed:
+        return None
+    return f"decision(s) {', '.join(closed)} of attempt {state.get('retry')} closed unrun (its PRE was killed)"
+
+
+def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any], *,
+                   why: str = "removed with the DAG; no POST ran", label: str = "removed") -> str | None:
     """Close a decision that DAGMan left pending: the DAG was removed
     (``condor_rm`` of the DAGMan job), so DAGMan removed the node's jobs and
     ran no POST. Returns what was done, or None when there was nothing to close.
@@ -370,7 +431,7 @@ def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any]
         size = os.path.getsize(path)
     except OSError:
         size = -1
-    events = read_events(path, offset=offset, scratch_dir=context) if size >= offset else []
+    events = read_events(path, offset=offset) if size >= offset else []
     # the node's last cluster after PRE's offset; none if DAGMan was removed before submitting it
     mine = [c for c, name in cluster_nodes(events).items() if name == node]
     history = rebuild_cluster(events, mine[-1]) if mine else ClusterHistory(cluster=0)
@@ -384,11 +445,11 @@ def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any]
         record = store.decision(int(decision_id))
         if not record.pending:
             return None
-        document = {**asdict(outcome), "reward": record.estimate, "closed": "removed with the DAG; no POST ran"}
+        document = {**asdict(outcome), "reward": record.estimate, "closed": why}
         store.record(int(decision_id), record.estimate, document)
     _journal(context, "CLOSE", node, None, state, history if mine else None,
              {"retry": state.get("retry"), "dagid": state.get("dagid"), "why": "removed with the DAG; no POST ran",
               "bad_energy_j": outcome.bad_energy_j})
     where = f"cluster {history.cluster}" if mine else "no cluster in the node log"
-    return (f"decision {decision_id} of DAGMan {state.get('dagid')} closed as removed ({where}; "
+    return (f"decision {decision_id} of DAGMan {state.get('dagid')} closed as {label} ({where}; "
             f"bad={outcome.bad_energy_j:.4g}J charged; reward = its estimate {record.estimate:.4g})")

@@ -56,7 +56,7 @@ def run_pre(argv: Sequence[str], *, now: float | None = None, environ: Mapping[s
         if code != 0:
             hooklog.line("PRE", node, f"user PRE {args.user_argv[0]} exited {code}: passing it to DAGMan")
             return exit_status(code)
-    submit, out = args.options.get("submit"), args.options.get("out")
+    submit, out = args.options.get("submit"), _submit_path(context, node)
     decided: dict[str, Any] = {}
     try:
         if context is None or node is None:
@@ -76,6 +76,16 @@ def run_pre(argv: Sequence[str], *, now: float | None = None, environ: Mapping[s
         message += " [" + "; ".join(args.problems) + "]"
     hooklog.line("PRE", node, message)
     return 0
+
+
+def _submit_path(context: str | None, node: str | None) -> str | None:
+    """The node's submit file: always ``<ctx>/nodes/<stem>.sub``, never a
+    path from argv (nothing in a DAG can make PRE write elsewhere)."""
+    if not context or node is None:
+        return None
+    from condor_rlrep.hooks.layout import node_submit_path
+
+    return node_submit_path(context, node)
 
 
 def _close_undone(context: str | None, decided: dict[str, Any], why: str) -> str:
@@ -115,12 +125,15 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     from condor_rlrep.hooks.layout import HookSettings, node_state_path
     from condor_rlrep.hooks.runstate import workflow_start, write_node_state
 
+    from condor_rlrep.hooks.failopen import source_mode
+
     settings = HookSettings.load(context)
-    submit, out = args.require("submit"), args.require("out")
+    submit, out = args.require("submit"), _submit_path(context, node)
     retry = args.integer("retry")
-    dagid = args.text("dagid")
+    dagid = args.digits("dagid")
     with open(submit, encoding="utf-8") as handle:
         text = handle.read()
+    mode = source_mode(submit)  # the node's file is no more readable than the user's
     run = workflow_start(context, str(settings.dag), dagid, now)
     try:  # the node's cluster is submitted after PRE: POST reads the log from here on
         log_offset = os.stat(settings.node_log_path()).st_size
@@ -130,12 +143,12 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         "node": node, "retry": retry, "dagid": dagid, "run_id": run.run_id, "workflow_start": run.start,
         "pre_time": now, "submit_time": now, "decision_id": None, "replicas": 1, "log_offset": log_offset,
     }
-    orphan = _close_orphaned(context, settings, node, dagid)
+    orphan = _close_orphaned(context, settings, node, dagid, retry)
     statement = find_queue(text)
     if statement.kind != "single":
         write_node_state(node_state_path(context, node), {**state, "mode": "passthrough"})
         _journal(context, node, {**state, "mode": "passthrough", "chosen": "passthrough"})
-        write_atomic(out, text)
+        write_atomic(out, text, mode=mode)
         what = f"queue {statement.arguments}" if statement.line_index is not None else "no queue statement"
         return f"retry={retry} passthrough ({what}): the user's job runs unchanged"
 
@@ -171,6 +184,10 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         from condor_rlrep.hooks.layout import broker_socket
 
         timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
+        # Noted before deciding: a PRE killed between the store's commit and
+        # the state below leaves this, and the node's next PRE closes
+        # whatever this attempt decided (no decision pending for ever).
+        write_node_state(node_state_path(context, node), {**state, "mode": "deciding"})
         with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
                         broker=broker_socket(context)) as store:
             decision = store.decide(
@@ -181,6 +198,13 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
                        timeout=timeout)
         decision_id, replicas, explored = decision.decision_id, decision.replicas, decision.explored
         chosen = ("explore" if explored else "greedy") + capped
+    decided_state = {**state, "mode": "replicas", "decision_id": decision_id, "replicas": replicas, "phi_prime": phi,
+                     "decided_at": decided_at, "estimate": estimate, "criticality": settings.criticality,
+                     "dag_key": plan.key, "files": []}
+    if decision_id is not None:
+        # at once: a PRE killed from here on leaves a state naming the
+        # decision, which the node's next PRE closes (no decision pending for ever)
+        write_node_state(node_state_path(context, node), decided_state)
     tags = {
         "RlrepDagRun": run.run_id,
         "RlrepNode": node,
@@ -205,12 +229,10 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     body = replica_description(text, replicas=replicas, tags=tags, extra_lines=extra)
     if replicas > 1:
         validate_description(body, expected_procs=replicas, macros=dagman_macros)
-    node_state = {**state, "mode": "replicas", "decision_id": decision_id, "replicas": replicas, "phi_prime": phi,
-                  "decided_at": decided_at, "estimate": estimate, "criticality": settings.criticality,
-                  "dag_key": plan.key, "files": files, "chosen": chosen}
+    node_state = {**decided_state, "files": files, "chosen": chosen}
     write_node_state(node_state_path(context, node), node_state)
     _journal(context, node, node_state)
-    write_atomic(out, body)
+    write_atomic(out, body, mode=mode)
     message = (
         f"retry={retry} a={replicas} ({chosen}) phi'={phi:.4g} e={estimate:g}s "
         f"s(W)={run.start:.3f} decision={decision_id} run={run.run_id}"
@@ -229,10 +251,11 @@ def _journal(context: str | None, node: str | None, record: dict[str, Any]) -> N
     append(context, "PRE", node, record)
 
 
-def _close_orphaned(context: str, settings: Any, node: str, dagid: str | None) -> str | None:
-    """A pending decision of this node from an earlier DAGMan (the DAG was
-    removed mid-run; this is its rescue) is closed before PRE replaces the
-    node's state. Problems are reported, never fatal."""
+def _close_orphaned(context: str, settings: Any, node: str, dagid: str | None, retry: int | None) -> str | None:
+    """A decision of this node's previous attempt that is still pending is
+    closed before PRE replaces the node's state: an earlier DAGMan was
+    removed mid-run (this is its rescue), or a hook of that attempt was
+    killed before its outcome was recorded. Problems are reported, never fatal."""
     from condor_rlrep.hooks.layout import node_state_path
     from condor_rlrep.hooks.runstate import read_node_state
 
@@ -240,11 +263,23 @@ def _close_orphaned(context: str, settings: Any, node: str, dagid: str | None) -
         old = read_node_state(node_state_path(context, node))
     except (OSError, ValueError):
         return None
-    if old.get("decision_id") is None or dagid is None or str(old.get("dagid")) == dagid:
+    if old.get("dagid") == dagid and old.get("retry") == retry:
+        return None  # this very attempt (DEFER): not an orphan
+    if old.get("mode") == "deciding":
+        try:
+            from condor_rlrep.hooks.post import close_undecided
+
+            return close_undecided(settings, node, old)
+        except Exception as err:
+            return f"could not close what attempt {old.get('retry')} decided before PRE was killed: {describe(err)}"
+    if old.get("decision_id") is None:
         return None
     try:
         from condor_rlrep.hooks.post import close_orphaned
 
+        if old.get("dagid") == dagid:  # same DAGMan, an earlier attempt: its POST never recorded it
+            return close_orphaned(context, settings, node, old, label=f"unrecorded (attempt {old.get('retry')})",
+                                  why="no POST recorded it (a hook of the attempt was killed)")
         return close_orphaned(context, settings, node, old)
     except Exception as err:
         return f"could not close decision {old.get('decision_id')} left pending by DAGMan {old.get('dagid')}: {describe(err)}"

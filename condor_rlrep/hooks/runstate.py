@@ -25,7 +25,11 @@ from typing import Any
 
 from condor_rlrep.atomic import write_atomic
 
-__all__ = ["RunInfo", "workflow_start", "write_node_state", "read_node_state"]
+__all__ = ["RunInfo", "workflow_start", "write_node_state", "read_node_state", "check_node_state", "PRIVATE"]
+
+PRIVATE = 0o600
+"""Mode of the hooks' state files (run, node state, spool): they name the
+user's files, decisions and store."""
 
 _RESCUE = re.compile(r"\.rescue\d{3}\Z")
 
@@ -61,13 +65,15 @@ def workflow_start(context: str, dag_path: str, dagid: str | None, now: float) -
     import fcntl  # lazy: cheap, but only PRE needs it
 
     run_file = os.path.join(context, "run.json")
-    with open(os.path.join(context, "run.lock"), "a+") as lock:
+    with os.fdopen(os.open(os.path.join(context, "run.lock"), os.O_RDWR | os.O_CREAT, PRIVATE), "r+") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         record: dict[str, Any] | None = None
         try:
             with open(run_file, encoding="utf-8") as handle:
                 record = json.load(handle)
-            float(record["start"])
+            if not isinstance(record, dict) or not _number(record.get("start")) \
+                    or not isinstance(record.get("dagids", []), list) or not isinstance(record.get("run_id", ""), str):
+                record = None  # wrong-typed: as corrupt
         except FileNotFoundError:
             record = None
         except (ValueError, KeyError, TypeError):
@@ -80,23 +86,65 @@ def workflow_start(context: str, dag_path: str, dagid: str | None, now: float) -
             if _rescue_written_since(dag_path, start):
                 dagids.append(dagid)
                 record["dagids"] = dagids
-                write_atomic(run_file, json.dumps(record, sort_keys=True) + "\n")
+                write_atomic(run_file, json.dumps(record, sort_keys=True) + "\n", mode=PRIVATE, fixed_tmp=True)
                 return RunInfo(start, str(record.get("run_id", "")), dagids, True)
         dagids = [dagid] if dagid is not None else []
         run_id = f"{dagid or 'dag'}@{int(now)}"
-        write_atomic(run_file, json.dumps({"start": now, "run_id": run_id, "dagids": dagids}, sort_keys=True) + "\n")
+        write_atomic(run_file, json.dumps({"start": now, "run_id": run_id, "dagids": dagids}, sort_keys=True) + "\n",
+                     mode=PRIVATE, fixed_tmp=True)
         return RunInfo(now, run_id, dagids, False)
 
 
 def write_node_state(path: str, state: dict[str, Any]) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    write_atomic(path, json.dumps(state, sort_keys=True) + "\n")
+    write_atomic(path, json.dumps(state, sort_keys=True) + "\n", mode=PRIVATE, fixed_tmp=True)
 
 
 def read_node_state(path: str) -> dict[str, Any]:
-    """The node's PRE state; raises OSError/ValueError when missing or corrupt."""
+    """The node's PRE state; raises OSError/ValueError when missing, corrupt
+    or wrong-typed (a state file is checked here, once, so that no hook
+    meets a string where it counts replicas)."""
     with open(path, encoding="utf-8") as handle:
         state = json.load(handle)
+    check_node_state(state, path)
+    return state
+
+
+def _number(value: Any) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+
+
+def _integer(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_STATE_CHECKS: dict[str, Any] = {
+    "node": lambda v: isinstance(v, str),
+    "mode": lambda v: v in ("replicas", "passthrough", "deciding"),
+    "retry": lambda v: v is None or (_integer(v) and v >= 0),
+    "dagid": lambda v: v is None or isinstance(v, str),
+    "run_id": lambda v: isinstance(v, str),
+    "decision_id": lambda v: v is None or (_integer(v) and v > 0),
+    "replicas": lambda v: _integer(v) and 1 <= v <= 100,
+    "log_offset": lambda v: _integer(v) and v >= 0,
+    "workflow_start": _number, "pre_time": _number, "submit_time": _number, "decided_at": _number,
+    "phi_prime": _number, "estimate": _number,
+    "criticality": lambda v: isinstance(v, str),
+    "dag_key": lambda v: v is None or isinstance(v, str),
+    "files": lambda v: isinstance(v, list) and all(isinstance(f, str) and os.path.isabs(f) for f in v),
+}
+_REQUIRED = ("node", "mode", "replicas", "log_offset", "submit_time")
+_REPLICAS_REQUIRED = ("phi_prime", "estimate")
+
+
+def check_node_state(state: Any, path: str = "node state") -> None:
+    """ValueError naming the file and key when ``state`` is not what PRE writes."""
     if not isinstance(state, dict):
         raise ValueError(f"{path}: node state is not a JSON object")
-    return state
+    required = _REQUIRED + (_REPLICAS_REQUIRED if state.get("decision_id") is not None else ())
+    for key in required:
+        if key not in state:
+            raise ValueError(f"{path}: node state lacks {key!r}")
+    for key, check in _STATE_CHECKS.items():
+        if key in state and not check(state[key]):
+            raise ValueError(f"{path}: node state {key!r} is {state[key]!r:.60}, not what PRE writes")
