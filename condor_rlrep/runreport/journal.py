@@ -47,7 +47,8 @@ def append(context: str | None, hook: str, node: str | None, record: Mapping[str
                                 "at": time.time() if now is None else now}
         line.update((k, v) for k, v in record.items() if k not in _PRIVATE)
         data = (json.dumps(line, sort_keys=True, separators=(",", ":"), default=str) + "\n").encode("utf-8", "replace")
-        fd = os.open(os.path.join(context, JOURNAL_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        # 0600 like the run's state: it holds decisions and their contexts
+        fd = os.open(os.path.join(context, JOURNAL_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             os.write(fd, data)
         finally:
