@@ -29,7 +29,7 @@ BOTTLEMOD = ROOT / "examples" / "bottlemod" / "paper_50_50.toml"
 
 # Commands that inspect or report: each has --json.
 REPORTING = {
-    "inspect", "export", "instrument", "simulate", "train", "sweep", "report",
+    "inspect", "export", "instrument", "simulate", "train", "sweep", "report", "status",
     "agent init", "agent show", "agent stats", "agent import", "agent migrate", "agent prune", "agent retention",
     "agent decide", "agent record", "trace generate", "trace load", "trace info",
     "bottlemod analyze", "bottlemod gain",

@@ -32,7 +32,9 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("condor_rlrep.cli.simulate_cmd:simulate", "Simulate workflows on a multi-use cluster trace."),
     "train": ("condor_rlrep.cli.simulate_cmd:train", "Train the agent in simulation and save it to a store."),
     "sweep": ("condor_rlrep.cli.sweep_cmd:sweep", "Run an experiment's grid of simulations."),
-    "report": ("condor_rlrep.cli.sweep_cmd:report", "Render a sweep's results as a Markdown/HTML report."),
+    "status": ("condor_rlrep.cli.status_cmd:status", "Show where every node of an instrumented DAG run stands."),
+    "report": ("condor_rlrep.cli.report_cmd:report",
+               "Report an instrumented DAG run, or render a sweep's results (Markdown/HTML/JSON)."),
     "demo": ("condor_rlrep.cli.demo_cmd:demo", "Quick end-to-end run on the embedded defaults."),
     "bottlemod": ("condor_rlrep.cli.bottlemod_cmd:bottlemod", "BottleMod: task I/O and resource bottlenecks."),
 }

@@ -213,6 +213,9 @@ class ClusterHistory:
     """DAGMan's ``$RETURN`` rule: value of the first failing proc event
     (exit code, ``-signal``, ``-1002`` for an abort)."""
     event_count: int = 0
+    slots: dict[tuple[int, float], str] = field(default_factory=dict)
+    """(proc, invocation start) → the execute event's ``SlotName`` (``slot1_2@host``),
+    for reports that place each invocation on its slot."""
 
     @property
     def succeeded(self) -> bool:
@@ -286,6 +289,9 @@ def rebuild_cluster(
             if proc in open_runs:  # a lost end event: close the earlier run here
                 close(proc, at, "evicted")
             open_runs[proc] = (at, host_of_execute(event))
+            slot = event.get("SlotName")
+            if slot:
+                history.slots[(proc, at)] = str(slot)
         elif kind == TERMINATED:
             history.procs.add(proc)
             if event.get("TerminatedNormally"):

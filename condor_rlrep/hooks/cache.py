@@ -38,7 +38,7 @@ from condor_rlrep.atomic import write_atomic
 
 __all__ = [
     "CACHE_VERSION", "BUCKETS", "PlanCache", "PlanBuildError", "bucket_of", "dag_digest", "plan_inputs",
-    "load_plan", "build_plan",
+    "load_plan", "build_plan", "peek_plan",
 ]
 
 CACHE_VERSION = 6
@@ -326,6 +326,15 @@ def load_plan(context: str, settings: Any) -> PlanCache:
         except OSError:
             pass
         return plan
+
+
+def peek_plan(context: str, settings: Any) -> PlanCache:
+    """The plan of the DAG's current content as :func:`load_plan` gives it,
+    without writing anything (no memo, no cache, no lock): for readers such
+    as ``condor-rlrep status`` that may not own the context."""
+    key = dag_digest(plan_inputs(settings))
+    cached = _read(os.path.join(context, "cache", f"plan-{key}"), key)
+    return cached if cached is not None else build_plan(settings, key)
 
 
 def _record_failure(path: str, key: str, models: list[str], err: Exception) -> None:

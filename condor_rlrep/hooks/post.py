@@ -99,7 +99,28 @@ def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -
         message += f"; user POST {user_argv[0]} exited {user_code} and decides"
         code = exit_status(user_code)
     hooklog.line("POST", node, message)
+    _journal(context, "POST", node, args, state, history, {"exit": code, "why": why})
     return code
+
+
+def _journal(context: str | None, hook: str, node: str | None, args: HookArgs | None, state: dict[str, Any] | None,
+             history: Any, extra: dict[str, Any]) -> None:
+    """The verdict and the replicas, for ``status``/``report``
+    (:mod:`condor_rlrep.runreport.journal`); never raises."""
+    from condor_rlrep.runreport.journal import append, history_record
+
+    try:
+        record: dict[str, Any] = dict(extra)
+        if args is not None:
+            record.update(retry=args.integer("retry"), dagid=args.text("dagid"))
+        if state is not None:
+            record.update(run_id=state.get("run_id"), decision_id=state.get("decision_id"),
+                          pre_time=state.get("pre_time"))
+        if history is not None:
+            record.update(history_record(history))
+    except Exception:  # noqa: BLE001
+        return
+    append(context, hook, node, record)
 
 
 def _single_unrecorded(state: dict[str, Any] | None) -> bool:
@@ -426,6 +447,9 @@ def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any]
             return None
         document = {**asdict(outcome), "reward": record.estimate, "closed": why}
         store.record(int(decision_id), record.estimate, document)
+    _journal(context, "CLOSE", node, None, state, history if mine else None,
+             {"retry": state.get("retry"), "dagid": state.get("dagid"), "why": "removed with the DAG; no POST ran",
+              "bad_energy_j": outcome.bad_energy_j})
     where = f"cluster {history.cluster}" if mine else "no cluster in the node log"
     return (f"decision {decision_id} of DAGMan {state.get('dagid')} closed as {label} ({where}; "
             f"bad={outcome.bad_energy_j:.4g}J charged; reward = its estimate {record.estimate:.4g})")

@@ -69,6 +69,8 @@ def run_pre(argv: Sequence[str], *, now: float | None = None, environ: Mapping[s
         _forget_state(context, node)
         if decided:
             why += "; " + _close_undone(context, decided, why)
+        _journal(context, node, {"retry": args.integer("retry"), "dagid": args.text("dagid"), "fail_open": why,
+                                 "decision_id": decided.get("decision_id")})
         return fail_open_pre(submit, out, node, hooklog, why)
     if args.problems:
         message += " [" + "; ".join(args.problems) + "]"
@@ -145,6 +147,7 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     statement = find_queue(text)
     if statement.kind != "single":
         write_node_state(node_state_path(context, node), {**state, "mode": "passthrough"})
+        _journal(context, node, {**state, "mode": "passthrough", "chosen": "passthrough"})
         write_atomic(out, text, mode=mode)
         what = f"queue {statement.arguments}" if statement.line_index is not None else "no queue statement"
         return f"retry={retry} passthrough ({what}): the user's job runs unchanged"
@@ -226,7 +229,9 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     body = replica_description(text, replicas=replicas, tags=tags, extra_lines=extra)
     if replicas > 1:
         validate_description(body, expected_procs=replicas, macros=dagman_macros)
-    write_node_state(node_state_path(context, node), {**decided_state, "files": files})
+    node_state = {**decided_state, "files": files, "chosen": chosen}
+    write_node_state(node_state_path(context, node), node_state)
+    _journal(context, node, node_state)
     write_atomic(out, body, mode=mode)
     message = (
         f"retry={retry} a={replicas} ({chosen}) phi'={phi:.4g} e={estimate:g}s "
@@ -237,6 +242,13 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     if orphan:
         message += f"; {orphan}"
     return message
+
+
+def _journal(context: str | None, node: str | None, record: dict[str, Any]) -> None:
+    """The decision, for ``status``/``report`` (:mod:`condor_rlrep.runreport.journal`)."""
+    from condor_rlrep.runreport.journal import append
+
+    append(context, "PRE", node, record)
 
 
 def _close_orphaned(context: str, settings: Any, node: str, dagid: str | None, retry: int | None) -> str | None:

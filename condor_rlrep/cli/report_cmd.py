@@ -1,0 +1,75 @@
+"""``condor-rlrep report``: a report of an instrumented DAG run, or of a sweep.
+
+One verb for both reports a user asks for — ``report RUN.dag`` (what the
+replicas of a live run did, :mod:`condor_rlrep.runreport`) and ``report
+SWEEP_DIR`` (a sweep's simulated results, :mod:`condor_rlrep.report`) —
+told apart by the argument: a DAG is a file, a sweep is a folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import click
+
+from condor_rlrep.cli.options import emit_json, json_option, out_option
+
+__all__ = ["report"]
+
+
+@click.command("report")
+@click.argument("target", metavar="RUN.dag|SWEEP_DIR")
+@out_option("dir", "Folder to write into [default: RUN.dag.report next to the DAG]. DAG runs only.", dest="out_dir")
+@json_option("Print the report as one JSON object (a sweep: its files).")
+@click.option("--run", "run_ids", multiple=True, metavar="RUN_ID",
+              help="Only this run of the DAG (repeatable) [default: every run, oldest first].")
+@click.pass_context
+def report(ctx: click.Context, target: str, out_dir: str | None, as_json: bool, run_ids: tuple[str, ...]) -> None:
+    """Report RUN.dag, an instrumented DAG (condor-rlrep instrument), after it ran:
+    per node its replicas, winner and host, evictions, good/bad energy, σ,
+    decision, outcome and reward; per run makespan vs CR(W) and the deadline,
+    p(W), energy vs a single replica, failed nodes with their stderr; a Gantt
+    chart of the replicas and the agent's policy. Writes report.md,
+    report.html and report.json. Given a SWEEP_DIR folder instead, renders
+    the sweep's results as report.md and report.html."""
+    if os.path.isdir(target):
+        if out_dir or run_ids:
+            raise click.UsageError("--out and --run apply to a DAG run; a sweep's report is written into its folder")
+        from pathlib import Path
+
+        from condor_rlrep.cli.sweep_cmd import report as sweep_report
+
+        ctx.invoke(sweep_report, sweep_dir=Path(target), as_json=as_json)
+        return
+    from condor_rlrep.runreport.load import RunReader
+    from condor_rlrep.runreport.render import write_reports
+    from condor_rlrep.runreport.report import build_reports
+
+    data = RunReader(target).read()
+    store = None
+    if data.files.store:
+        from condor_rlrep.agent.location import open_store
+
+        store = open_store(data.files.store)
+    try:
+        reports = build_reports(data, store=store, run_ids=run_ids or None)
+    finally:
+        if store is not None:
+            store.close()
+    if not reports:
+        from condor_rlrep.runreport.sources import RunInputError
+
+        raise RunInputError("no attempt of any node was recorded: nothing to report", path=data.files.dag)
+    out = out_dir or data.files.dag + ".report"
+    paths = write_reports(reports, out)
+    if as_json:
+        with open(paths["json"], encoding="utf-8") as handle:
+            emit_json(json.load(handle))
+        return
+    for r in reports:
+        made = "not finished" if r.makespan_s is None else (
+            f"makespan {r.makespan_s:.1f} s, p(W) {r.p_w:.3f} (deadline {'met' if r.met_deadline else 'missed'})")
+        click.echo(f"run {r.run_id}: {len(r.nodes)} attempts, {r.replicas} replicas, {made}, "
+                   f"energy {r.replica_energy_j:,.0f} J ({r.bad_energy_j:,.0f} J bad)")
+    click.echo(f"report: {paths['html']} (and report.md, report.json)")

@@ -1,0 +1,154 @@
+"""What DAGMan's own log (``<dag>.dagman.out``) says about scripts and the run.
+
+The node log has no event for a PRE script and marks a POST only once it
+ended (016), so whether a node's PRE or POST is running, whether a PRE
+failed, which node DAGMan is retrying and how DAGMan ended, come from
+``.dagman.out``. DAGMan appends to it: each DAGMan (the first run, a rescue,
+a resubmission) is a *session* that starts with the ``STARTING UP`` banner.
+
+Only the lines below are read; the rest of the file is skipped by one
+regular expression over the bytes, and :class:`DagmanOut` keeps its offset
+so that ``--watch`` and the status checkpoint read only what was appended.
+The line texts are HTCondor 25.x's (``dag.cpp``, ``dagman_main.cpp``) as
+seen in ``shared/data/eventlogs/real-dagman``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+__all__ = ["DagmanOut", "Session", "ScriptState"]
+
+_STAMP = rb"^(\d\d/\d\d/\d\d \d\d:\d\d:\d\d(?:\.\d+)?) "
+_LINES = re.compile(
+    _STAMP + rb"(?:"
+    rb"(?P<start>\*\* condor_dagman \(CONDOR_DAGMAN\) STARTING UP)"
+    rb"|Workflow batch-id: <(?P<dagid>\d+)\.\d+>"
+    rb"|Running (?P<run>PRE|POST) script of Node (?P<run_node>\S+?)\.\.\."
+    rb"|(?P<ok>PRE|POST) Script of [Nn]ode (?P<ok_node>\S+?) completed successfully"
+    rb"|(?P<bad>PRE|POST) Script of [Nn]ode (?P<bad_node>\S+) failed with status (?P<bad_code>-?\d+)"
+    rb"|Retrying node (?P<retry_node>\S+) \(retry #(?P<retry>\d+) of \d+\)"
+    rb"|Writing Rescue DAG to (?P<rescue>\S+?)\.\.\."
+    rb"|\*\*\*\* condor_dagman \(condor_DAGMAN\) pid \d+ EXITING WITH STATUS (?P<exit>-?\d+)"
+    rb")",
+    re.MULTILINE,
+)
+
+
+@dataclass
+class ScriptState:
+    """A node's scripts in one session: ``running``, ``ok`` or ``failed``."""
+
+    pre: str | None = None
+    pre_code: int | None = None
+    pre_time: float | None = None
+    post: str | None = None
+    post_code: int | None = None
+    post_time: float | None = None
+    retries: int = 0
+
+
+@dataclass
+class Session:
+    """One DAGMan run over the DAG file."""
+
+    started_at: float
+    dagid: str | None = None
+    exit_status: int | None = None
+    exited_at: float | None = None
+    rescue: str | None = None
+    nodes: dict[str, ScriptState] = field(default_factory=dict)
+
+    def node(self, name: str) -> ScriptState:
+        state = self.nodes.get(name)
+        if state is None:
+            state = self.nodes[name] = ScriptState()
+        return state
+
+
+class DagmanOut:
+    """Sessions of ``path`` (no file: no sessions), read incrementally."""
+
+    def __init__(self, path: str):
+        self.path = path
+        self.sessions: list[Session] = []
+        self._offset = 0
+        self._times: dict[bytes, float] = {}
+
+    @property
+    def current(self) -> Session | None:
+        return self.sessions[-1] if self.sessions else None
+
+    def update(self) -> None:
+        try:
+            with open(self.path, "rb") as handle:
+                size = os.fstat(handle.fileno()).st_size
+                if size < self._offset:  # replaced or truncated: start over
+                    self.sessions.clear()
+                    self._offset = 0
+                handle.seek(self._offset)
+                data = handle.read()
+        except FileNotFoundError:
+            self.sessions.clear()
+            self._offset = 0
+            return
+        end = data.rfind(b"\n") + 1  # a line being written is read next time
+        self._parse(data[:end])
+        self._offset += end
+
+    def _time(self, stamp: bytes) -> float:
+        at = self._times.get(stamp)
+        if at is None:
+            text = stamp.decode("ascii")
+            at = datetime.strptime(text, "%m/%d/%y %H:%M:%S.%f" if "." in text else "%m/%d/%y %H:%M:%S").timestamp()
+            self._times[stamp] = at
+        return at
+
+    def _parse(self, data: bytes) -> None:
+        for match in _LINES.finditer(data):
+            at = self._time(match.group(1))
+            groups = match.groupdict()
+            if groups["start"]:
+                self.sessions.append(Session(started_at=at))
+                continue
+            session = self.current
+            if session is None:  # a file that does not begin with a banner
+                session = Session(started_at=at)
+                self.sessions.append(session)
+            if groups["dagid"]:
+                session.dagid = groups["dagid"].decode()
+            elif groups["run"]:
+                state = session.node(groups["run_node"].decode("utf-8", "replace"))
+                if groups["run"] == b"PRE":
+                    state.pre, state.pre_code, state.pre_time = "running", None, at
+                    state.post = state.post_code = state.post_time = None
+                else:
+                    state.post, state.post_code, state.post_time = "running", None, at
+            elif groups["ok"]:
+                state = session.node(groups["ok_node"].decode("utf-8", "replace"))
+                if groups["ok"] == b"PRE":
+                    state.pre, state.pre_code, state.pre_time = "ok", 0, at
+                else:
+                    state.post, state.post_code, state.post_time = "ok", 0, at
+            elif groups["bad"]:
+                state = session.node(groups["bad_node"].decode("utf-8", "replace"))
+                code = int(groups["bad_code"])
+                if groups["bad"] == b"PRE":
+                    state.pre, state.pre_code, state.pre_time = "failed", code, at
+                else:
+                    state.post, state.post_code, state.post_time = "failed", code, at
+            elif groups["retry_node"]:
+                session.node(groups["retry_node"].decode("utf-8", "replace")).retries = int(groups["retry"])
+            elif groups["rescue"]:
+                session.rescue = groups["rescue"].decode("utf-8", "replace")
+            elif groups["exit"]:
+                session.exit_status = int(groups["exit"])
+                session.exited_at = at
+
+    def __getstate__(self) -> dict[str, object]:
+        state = dict(self.__dict__)
+        state["_times"] = {}
+        return state

@@ -1,0 +1,136 @@
+"""The attempt journal: one JSON line per PRE decision and per POST verdict.
+
+``<ctx>/journal.jsonl`` is what ``status`` and ``report`` need to tell the
+attempts of a node apart across retries, rescues and repeated runs, when the
+other records no longer can: DAGMan truncates the node log whenever a new
+DAGMan starts (a rescue, a resubmission), PRE overwrites ``state/<n>.json``
+on every attempt, a new run overwrites ``run.json``, and the store may have
+pruned the decision (``agent prune``/retention). So the hooks append:
+
+* ``PRE``: the decision as PRE wrote it to the node state (run id, s(W),
+  DAGMan id, attempt, φ′, estimate, replica count, how it was chosen), or
+  the reason PRE failed open;
+* ``POST``: the verdict, the node's cluster and every replica invocation
+  rebuilt from the node log (host, slot, start, end, how it ended);
+* ``CLOSE``: a decision closed for a DAG removed mid-run (no POST ran).
+
+Each record is one ``O_APPEND`` write of one line, so concurrent hooks never
+interleave (local filesystems); writing never raises — a hook must not fail
+because of its journal. Readers skip lines that do not parse (a line cut by
+a full disk) and say how many.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["JOURNAL_FILE", "JOURNAL_VERSION", "append", "read_journal", "history_record", "JournalReader"]
+
+JOURNAL_FILE = "journal.jsonl"
+JOURNAL_VERSION = 1
+
+# Node-state keys that only the hooks themselves need.
+_PRIVATE = ("files", "dag_key", "log_offset")
+
+
+def append(context: str | None, hook: str, node: str | None, record: Mapping[str, Any], *, now: float | None = None) -> None:
+    """Append one record; errors are swallowed (the journal is bookkeeping)."""
+    if not context:
+        return
+    try:
+        import time
+
+        line: dict[str, Any] = {"v": JOURNAL_VERSION, "hook": hook, "node": node,
+                                "at": time.time() if now is None else now}
+        line.update((k, v) for k, v in record.items() if k not in _PRIVATE)
+        data = (json.dumps(line, sort_keys=True, separators=(",", ":"), default=str) + "\n").encode("utf-8", "replace")
+        # 0600 like the run's state: it holds decisions and their contexts
+        fd = os.open(os.path.join(context, JOURNAL_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    except Exception:  # noqa: BLE001 - never let bookkeeping fail a hook
+        pass
+
+
+def history_record(history: Any) -> dict[str, Any]:
+    """The replica part of a POST/CLOSE record, from a
+    :class:`~condor_rlrep.condor.eventlog.ClusterHistory`."""
+    slots = getattr(history, "slots", {}) or {}
+    return {
+        "cluster": history.cluster,
+        "submit_time": history.submit_time,
+        "procs": sorted(history.procs),
+        "evictions": history.evictions,
+        "holds": history.holds,
+        "invocations": [
+            [inv.replica, inv.host, slots.get((inv.replica, inv.start)), inv.start, inv.end, inv.ended_by, inv.exit_code]
+            for inv in history.invocations
+        ],
+    }
+
+
+def read_journal(context: str) -> tuple[list[dict[str, Any]], int]:
+    """Every record of ``<ctx>/journal.jsonl`` in file order, and the number
+    of lines skipped because they did not parse. No journal: ``([], 0)``."""
+    path = os.path.join(context, JOURNAL_FILE)
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read()
+    except FileNotFoundError:
+        return [], 0
+    return _parse(data)
+
+
+class JournalReader:
+    """The journal read incrementally: only complete lines appended since the
+    last :meth:`update` (the journal is append-only; a replaced or shorter
+    file is read again)."""
+
+    def __init__(self, context: str):
+        self.path = os.path.join(context, JOURNAL_FILE)
+        self.records: list[dict[str, Any]] = []
+        self.skipped = 0
+        self._offset = 0
+        self._identity: tuple[int, int] | None = None
+
+    def update(self) -> None:
+        try:
+            with open(self.path, "rb") as handle:
+                st = os.fstat(handle.fileno())
+                identity = (st.st_dev, st.st_ino)
+                if identity != self._identity or st.st_size < self._offset:
+                    self.records, self.skipped, self._offset, self._identity = [], 0, 0, identity
+                handle.seek(self._offset)
+                data = handle.read()
+        except FileNotFoundError:
+            self.records, self.skipped, self._offset, self._identity = [], 0, 0, None
+            return
+        end = data.rfind(b"\n") + 1  # a line being appended is read next time
+        records, skipped = _parse(data[:end])
+        self.records.extend(records)
+        self.skipped += skipped
+        self._offset += end
+
+
+def _parse(data: bytes) -> tuple[list[dict[str, Any]], int]:
+    records: list[dict[str, Any]] = []
+    skipped = 0
+    loads = json.loads
+    for raw in data.splitlines():
+        if not raw.strip():
+            continue
+        try:
+            record = loads(raw)
+        except ValueError:
+            skipped += 1
+            continue
+        if isinstance(record, dict) and record.get("v") == JOURNAL_VERSION and isinstance(record.get("node"), str):
+            records.append(record)
+        else:
+            skipped += 1
+    return records, skipped

@@ -1,0 +1,232 @@
+"""Read one instrumented run: every source, joined into attempts.
+
+:class:`RunReader` opens the run (:func:`~.sources.open_run` checks the
+input), keeps the node log (with each cluster's rebuilt history),
+``.dagman.out`` and journal readers between :meth:`RunReader.read` calls
+(``--watch`` reads only what was appended), and can resume them — and the
+DAG's graph, while the DAG file is unchanged — from a per-user checkpoint
+(``$XDG_CACHE_HOME/condor-rlrep/status/``) so that a second ``status`` of a
+100 MB node log does not parse it again. The checkpoint is written only
+after a successful read, is keyed by the files' absolute paths, and is
+dropped when the node log was replaced or truncated (a new DAGMan).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from condor_rlrep.runreport.attempts import Attempt, assemble
+from condor_rlrep.runreport.dagman_out import DagmanOut, Session
+from condor_rlrep.runreport.nodelog import LogTail, NodeLog
+from condor_rlrep.runreport.sources import RunFiles, RunInputError, open_run, read_node_states, read_run_file
+
+__all__ = ["RunReader", "RunData", "NodeInfo", "REAPER_NODE", "CHECKPOINT_VERSION"]
+
+REAPER_NODE = "RLREP_REAPER"
+CHECKPOINT_VERSION = 2
+
+
+@dataclass(frozen=True)
+class NodeInfo:
+    name: str
+    kind: str
+    """``JOB``, ``NOOP``, ``FINAL``, ``SERVICE``, ``PROVISIONER``, ``SUBDAG``."""
+    instrumented: bool
+    parents: tuple[str, ...]
+    children: tuple[str, ...]
+
+
+@dataclass
+class RunData:
+    """Everything known about the run at ``now``."""
+
+    files: RunFiles
+    now: float
+    plan: Any
+    nodes: dict[str, NodeInfo]
+    run_record: dict[str, Any] | None
+    sessions: list[Session]
+    attempts: dict[str, list[Attempt]]
+    nodelog: NodeLog
+    tail: LogTail | None
+    journal_records: int
+    journal_skipped: int
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def session(self) -> Session | None:
+        return self.sessions[-1] if self.sessions else None
+
+    @property
+    def current_run(self) -> str | None:
+        return str(self.run_record["run_id"]) if self.run_record and self.run_record.get("run_id") else None
+
+    @property
+    def current_dagid(self) -> str | None:
+        if self.session is not None and self.session.dagid:
+            return self.session.dagid
+        dagids = (self.run_record or {}).get("dagids") or []
+        return str(dagids[-1]) if dagids else None
+
+    @property
+    def dagman_running(self) -> bool:
+        return self.session is not None and self.session.exit_status is None
+
+    def run_ids(self) -> list[str]:
+        """Runs of this DAG, oldest first (journal order, then run.json's)."""
+        seen: dict[str, float] = {}
+        for items in self.attempts.values():
+            for attempt in items:
+                if attempt.run_id and attempt.run_id not in seen:
+                    seen[attempt.run_id] = attempt.workflow_start or attempt.pre_time or 0.0
+        if self.current_run and self.current_run not in seen:
+            seen[self.current_run] = float(self.run_record["start"]) if self.run_record else 0.0
+        return sorted(seen, key=lambda r: seen[r])
+
+    def run_start(self, run_id: str | None) -> float | None:
+        """s(W) of a run."""
+        if run_id is not None and self.run_record and self.run_record.get("run_id") == run_id:
+            return float(self.run_record["start"])
+        for items in self.attempts.values():
+            for attempt in items:
+                if attempt.run_id == run_id and attempt.workflow_start is not None:
+                    return attempt.workflow_start
+        return None
+
+
+class RunReader:
+    """The run of instrumented DAG ``dag`` (see the module doc)."""
+
+    def __init__(self, dag: str | os.PathLike[str], *, use_checkpoint: bool = False, need_started: bool = True,
+                 scripts: bool = False):
+        from condor_rlrep.runreport.journal import JournalReader
+
+        self.files = open_run(dag, need_started=need_started)
+        self.use_checkpoint = use_checkpoint
+        self._plan = self.files.plan()
+        self.nodelog = NodeLog(self.files.node_log)
+        self.dagout = DagmanOut(self.files.dagman_out)
+        self.journal = JournalReader(self.files.context)
+        self._dag_key = _stat_key(self.files.dag, os.path.join(self.files.context, "replicable.txt"))
+        self._nodes: dict[str, NodeInfo] | None = None
+        self._resumed = False
+        if use_checkpoint:
+            self._resume()
+        if self._nodes is None:  # the DAG's graph: from the checkpoint when the file is unchanged
+            try:
+                workflow = self.files.workflow(scripts=scripts)
+            except OSError as err:
+                raise RunInputError(f"cannot read the DAG: {err.strerror or err}", path=self.files.dag) from err
+            self._nodes = _node_infos(workflow, self.files.replicable())
+
+    def read(self, *, now: float | None = None, require_complete: bool | None = None) -> RunData:
+        """Read what is new and join it. ``require_complete``: a node log whose
+        last event is incomplete is an error (default: when DAGMan is not running)."""
+        from condor_rlrep.condor.eventlog import EventLogError
+        at = time.time() if now is None else now
+        marks = (self.dagout._offset, self.nodelog.events_read, self.nodelog.resets, self.journal._offset)
+        self.dagout.update()
+        try:
+            self.nodelog.update()
+        except EventLogError as err:
+            raise RunInputError(str(err.message), path=err.path) from err
+        tail = self.nodelog.tail() if self.nodelog.exists() else None
+        session = self.dagout.current
+        running = session is not None and session.exit_status is None
+        if tail is not None and tail.unreadable:
+            raise RunInputError(f"corrupt node log: the reader stops at byte {tail.offset} of {tail.size} "
+                                "(an event it cannot parse)", path=self.files.node_log)
+        complete_needed = (not running) if require_complete is None else require_complete
+        warnings: list[str] = []
+        if tail is not None and tail.partial:
+            if complete_needed:
+                raise RunInputError(f"truncated node log: the last event (from byte {tail.offset} of {tail.size}) "
+                                    "is incomplete and DAGMan is not running", path=self.files.node_log)
+            warnings.append(f"the node log's last event is still being written (byte {tail.offset} on)")
+        self.journal.update()
+        journal, skipped = self.journal.records, self.journal.skipped
+        if skipped:
+            warnings.append(f"{skipped} journal line(s) unreadable and skipped")
+        run_record = read_run_file(self.files.context)
+        current_dagid = session.dagid if session is not None and session.dagid else None
+        if current_dagid is None and run_record and run_record.get("dagids"):
+            current_dagid = str(run_record["dagids"][-1])
+        clusters = self.nodelog.clusters_of()
+        clusters.pop(REAPER_NODE, None)
+        known = {r["node"] for r in journal if r.get("hook") == "PRE"}
+        attempts = assemble(journal, read_node_states(self.files.context, known), clusters, current_dagid=current_dagid,
+                            current_run=str(run_record["run_id"]) if run_record and run_record.get("run_id") else None)
+        changed = marks != (self.dagout._offset, self.nodelog.events_read, self.nodelog.resets, self.journal._offset)
+        if self.use_checkpoint and (changed or not self._resumed):
+            self._save()
+        return RunData(self.files, at, self._plan, self._nodes or {}, run_record, list(self.dagout.sessions), attempts,
+                       self.nodelog, tail, len(journal), skipped, warnings)
+
+    # -- checkpoint --------------------------------------------------------------
+
+    def _checkpoint_path(self) -> str:
+        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+        key = hashlib.sha256(f"{self.files.node_log}\0{self.files.dagman_out}".encode()).hexdigest()[:24]
+        return os.path.join(base, "condor-rlrep", "status", f"{key}.pickle")
+
+    def _resume(self) -> None:
+        try:
+            with open(self._checkpoint_path(), "rb") as handle:
+                saved = pickle.load(handle)
+            if saved.get("version") != CHECKPOINT_VERSION:
+                return
+            nodelog, dagout, journal = saved["nodelog"], saved["dagout"], saved["journal"]
+            if (nodelog.path == self.files.node_log and dagout.path == self.files.dagman_out
+                    and journal.path == self.journal.path):
+                self.nodelog, self.dagout, self.journal = nodelog, dagout, journal
+                if saved.get("dag_key") == self._dag_key:
+                    self._nodes = saved["nodes"]
+                    self._resumed = True
+        except Exception:  # noqa: BLE001 - a checkpoint is only a head start
+            return
+
+    def _save(self) -> None:
+        from condor_rlrep.atomic import write_atomic
+
+        path = self._checkpoint_path()
+        try:
+            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+            data = pickle.dumps({"version": CHECKPOINT_VERSION, "nodelog": self.nodelog, "dagout": self.dagout,
+                                 "journal": self.journal, "dag_key": self._dag_key, "nodes": self._nodes},
+                                protocol=pickle.HIGHEST_PROTOCOL)
+            write_atomic(path, data, mode=0o600)
+        except Exception:  # noqa: BLE001 - never fail a status for its cache
+            pass
+
+
+def _stat_key(*paths: str) -> list[tuple[int, int, int, int] | None]:
+    key: list[tuple[int, int, int, int] | None] = []
+    for path in paths:
+        try:
+            st = os.stat(path)
+        except OSError:
+            key.append(None)
+            continue
+        key.append((st.st_size, st.st_mtime_ns, st.st_ino, st.st_dev))
+    return key
+
+
+def _node_infos(workflow: Any, replicable: set[str]) -> dict[str, NodeInfo]:
+    parents: dict[str, list[str]] = {}
+    children: dict[str, list[str]] = {}
+    for edge in workflow.edges:
+        parent, child = edge[0], edge[1]
+        parents.setdefault(child, []).append(parent)
+        children.setdefault(parent, []).append(child)
+    infos = {}
+    for node in workflow.nodes.values():
+        kind = "NOOP" if node.noop else str(node.kind)
+        instrumented = node.name in replicable or (not replicable and "PRE" in node.scripts and kind == "JOB")
+        infos[node.name] = NodeInfo(node.name, kind, instrumented, tuple(parents.get(node.name, ())),
+                                    tuple(children.get(node.name, ())))
+    return infos

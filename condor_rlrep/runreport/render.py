@@ -1,0 +1,227 @@
+"""Write run reports as ``report.md``, ``report.html`` and ``report.json`` with figures.
+
+:func:`write_reports` renders every :class:`~.report.RunReport` into one
+folder: the Markdown and the HTML say the same (the HTML links the same SVG
+figures); the JSON holds every figure of every run, bars included.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from condor_rlrep.atomic import write_atomic
+from condor_rlrep.runreport.report import NodeReport, RunReport
+
+__all__ = ["write_reports", "report_document"]
+
+
+class _Doc:
+    """Blocks: ("h", level, text), ("p", text), ("table", header, rows), ("img", path, alt), ("pre", text)."""
+
+    def __init__(self) -> None:
+        self.blocks: list[tuple[Any, ...]] = []
+
+    def h(self, level: int, text: str) -> None:
+        self.blocks.append(("h", level, text))
+
+    def p(self, text: str) -> None:
+        self.blocks.append(("p", text))
+
+    def table(self, header: list[str], rows: list[list[str]]) -> None:
+        self.blocks.append(("table", header, rows))
+
+    def img(self, path: str, alt: str) -> None:
+        self.blocks.append(("img", path, alt))
+
+    def pre(self, text: str) -> None:
+        self.blocks.append(("pre", text))
+
+    def markdown(self) -> str:
+        lines: list[str] = []
+        for block in self.blocks:
+            kind = block[0]
+            if kind == "h":
+                lines += ["#" * block[1] + " " + block[2], ""]
+            elif kind == "p":
+                lines += [block[1], ""]
+            elif kind == "table":
+                header, rows = block[1], block[2]
+                lines.append("| " + " | ".join(_md_cell(c) for c in header) + " |")
+                lines.append("|" + "|".join("---" for _ in header) + "|")
+                lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+                lines.append("")
+            elif kind == "pre":
+                lines += ["```", block[1].replace("```", "'''"), "```", ""]
+            else:
+                lines += [f"![{block[2]}]({block[1]})", ""]
+        return "\n".join(lines)
+
+    def html(self, title: str) -> str:
+        parts = [
+            "<!DOCTYPE html>",
+            f"<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
+            "<style>body{font-family:sans-serif;max-width:90em;margin:auto;padding:0 1em}"
+            "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;font-size:0.92em}"
+            "td{text-align:right}td:first-child{text-align:left}th{background:#eee}"
+            "pre{background:#f6f6f6;padding:0.5em;overflow-x:auto}img{max-width:100%}</style>",
+            "</head><body>",
+        ]
+        for block in self.blocks:
+            kind = block[0]
+            if kind == "h":
+                parts.append(f"<h{block[1]}>{html.escape(block[2])}</h{block[1]}>")
+            elif kind == "p":
+                parts.append(f"<p>{html.escape(block[1])}</p>")
+            elif kind == "table":
+                parts.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in block[1]) + "</tr>")
+                for row in block[2]:
+                    parts.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
+                parts.append("</table>")
+            elif kind == "pre":
+                parts.append(f"<pre>{html.escape(block[1])}</pre>")
+            else:
+                parts.append(f"<figure><img src='{html.escape(block[1])}' alt='{html.escape(block[2])}'>"
+                             f"<figcaption>{html.escape(block[2])}</figcaption></figure>")
+        parts.append("</body></html>")
+        return "\n".join(parts) + "\n"
+
+
+def _md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _clock(at: float | None) -> str:
+    return "–" if at is None else time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(at))
+
+
+def _num(value: float | None, fmt: str = "{:.1f}") -> str:
+    return "–" if value is None else fmt.format(value)
+
+
+def _since(at: float | None, origin: float | None) -> str:
+    return "–" if at is None or origin is None else f"{at - origin:.1f}"
+
+
+def _stem(index: int, run_id: str | None) -> str:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", run_id or "run")
+    return f"run{index}-{safe}"
+
+
+def report_document(reports: list[RunReport], figures: dict[str, dict[str, str]]) -> _Doc:
+    """The report's blocks; ``figures``: run id → {"gantt": file, "policy": file} drawn."""
+    doc = _Doc()
+    dag = reports[0].dag if reports else "?"
+    doc.h(1, f"Replicas of {os.path.basename(dag)}")
+    doc.p(f"DAG: {dag}. Times are seconds since the run's workflow start s(W) unless a clock time is shown; "
+          "energies in joules; σ, p(W) and rewards are unitless. A run is one first DAGMan and the rescues that "
+          "continue it.")
+    doc.table(["run", "DAGMan ids", "started", "makespan (s)", "CR(W) (s)", "deadline (s)", "p(W)", "φ",
+               "deadline met", "replicas", "energy (J)"],
+              [[r.run_id or "–", " ".join(r.dagids) or "–", _clock(r.workflow_start), _num(r.makespan_s),
+                _num(r.critical_path_s), _since(r.deadline, r.workflow_start), _num(r.p_w, "{:.3f}"), f"{r.phi:g}",
+                _met(r), str(r.replicas), _num(r.replica_energy_j, "{:,.0f}")] for r in reports])
+    for report in reports:
+        _run_section(doc, report, figures.get(report.run_id or "", {}))
+    return doc
+
+
+def _met(report: RunReport) -> str:
+    if report.met_deadline is None:
+        return "not finished" if not report.finished else "–"
+    return "yes" if report.met_deadline else "no"
+
+
+def _run_section(doc: _Doc, r: RunReport, figures: dict[str, str]) -> None:
+    doc.h(2, f"Run {r.run_id}")
+    ratio = r.replica_energy_j / r.single_replica_estimate_j if r.single_replica_estimate_j > 0 else None
+    rows = [
+        ["workflow start s(W)", _clock(r.workflow_start)],
+        ["completion c(W)", _clock(r.completion) if r.completion is not None else "not finished"],
+        ["makespan c(W) − s(W) (s)", _num(r.makespan_s)],
+        ["critical path CR(W) (s, estimates)", _num(r.critical_path_s)],
+        [f"deadline (1+φ)·CR(W), φ = {r.phi:g} (s)", _num((1 + r.phi) * r.critical_path_s)],
+        ["p(W) = makespan / CR(W) − 1 (eq. 1)", _num(r.p_w, "{:.3f}")],
+        ["deadline met (p(W) ≤ φ)", _met(r)],
+        ["replicas run (procs)", str(r.replicas)],
+        ["evictions / removals", f"{r.evictions} / {r.removed}"],
+        ["replica energy (J)", _num(r.replica_energy_j, "{:,.0f}")],
+        ["  good: the winners' runs (J)", _num(r.good_energy_j, "{:,.0f}")],
+        ["  bad: every other run (J)", _num(r.bad_energy_j, "{:,.0f}")],
+        [f"single-replica estimate Σ e_t · {r.watts_default:g} W (J)", _num(r.single_replica_estimate_j, "{:,.0f}")],
+        ["replica energy / single-replica estimate", _num(ratio, "{:.2f}")],
+    ]
+    doc.table(["figure", "value"], rows)
+    for warning in r.warnings:
+        doc.p(f"Warning: {warning}")
+    doc.h(3, "Nodes")
+    doc.p("One row per attempt (a retry or a rescue is another attempt). How: the agent's greedy choice, an "
+          "exploration, a fixed policy, or no decision. D_t: submit event to the winner's exit; the task deadline "
+          "is s_t + max(0, 1+φ′)·e_t. Outcome and reward as POST judged them; 'recorded': what the store holds.")
+    doc.table(["node", "try", "DAGMan", "how", "replicas", "winner (job id)", "host (slot)", "evictions", "removed",
+               "φ′", "e_t (s)", "D_t (s)", "deadline (s after s_t)", "good (J)", "bad (J)", "σ", "outcome", "reward",
+               "recorded"], [_node_row(n) for n in r.nodes])
+    if r.failed:
+        doc.h(3, "Failed nodes")
+        for node in r.failed:
+            doc.p(f"{node.node} (try {node.attempt}, cluster {node.cluster}, DAGMan {node.dagid}): POST exit "
+                  f"{node.post_code}; {node.failed_replicas} replica(s) failed. stderr: {node.stderr or 'not found'}")
+            if node.stderr_tail:
+                doc.pre("\n".join(node.stderr_tail))
+            elif node.stderr_note:
+                doc.p(f"(its tail is not shown: {node.stderr_note})")
+            elif node.stderr:
+                doc.p("(the file is empty or unreadable)")
+    if "gantt" in figures:
+        doc.h(3, "Replicas on their slots")
+        doc.img(figures["gantt"], f"Gantt chart of every replica of run {r.run_id} on its slot (seconds since s(W))")
+    if r.policy:
+        doc.h(3, "Agent policy in the states this run visited")
+        doc.p("The store's estimates as they are now (after every reward recorded so far), for each state "
+              "(hour of submission, φ′ bin) a decision of this run was made in.")
+        if "policy" in figures:
+            doc.img(figures["policy"], "Estimated reward Q per replica count in each visited state")
+        actions = max(len(p.q) for p in r.policy)
+        doc.table(["hour", "φ′ bin", "greedy a", "chosen here"] + [f"Q(a={a + 1}) (n)" for a in range(actions)],
+                  [[f"{p.hour:02d}:00", p.phi_range, str(p.greedy), ", ".join(map(str, p.taken))]
+                   + [f"{q:.3f} ({n})" for q, n in zip(p.q, p.n)] for p in r.policy])
+
+
+def _node_row(n: NodeReport) -> list[str]:
+    winner = "–" if n.winner is None else f"{n.cluster}.{n.winner}"
+    host = "–" if n.winner_host is None else (n.winner_host + (f" ({n.winner_slot})" if n.winner_slot else ""))
+    deadline = "–" if n.task_deadline is None or n.submit_time is None else f"{n.task_deadline - n.submit_time:.1f}"
+    return [n.node, str(n.attempt), n.dagid or "–", n.chosen or "–", str(n.replicas), winner, host, str(n.evictions),
+            str(n.removed), _num(n.phi_prime, "{:.3f}"), _num(n.estimate_s), _num(n.duration_s), deadline,
+            _num(n.good_energy_j, "{:,.0f}"), _num(n.bad_energy_j, "{:,.0f}"), _num(n.sigma, "{:.3f}"), n.outcome,
+            _num(n.reward, "{:.3f}"), _num(n.reward_recorded, "{:.3f}")]
+
+
+def write_reports(reports: list[RunReport], out_dir: str | os.PathLike[str]) -> dict[str, str]:
+    """Write the report into ``out_dir`` (created); returns {"md", "html", "json"} → path."""
+    from condor_rlrep.runreport.figures import gantt, policy
+
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    drawn: dict[str, dict[str, str]] = {}
+    for index, report in enumerate(reports, start=1):
+        stem = _stem(index, report.run_id)
+        files: dict[str, str] = {}
+        if gantt(report, out / f"{stem}-gantt"):
+            files["gantt"] = f"{stem}-gantt.svg"
+        if policy(report, out / f"{stem}-policy"):
+            files["policy"] = f"{stem}-policy.svg"
+        drawn[report.run_id or ""] = files
+    doc = report_document(reports, drawn)
+    title = f"Replicas of {os.path.basename(reports[0].dag)}" if reports else "Run report"
+    paths = {"md": str(out / "report.md"), "html": str(out / "report.html"), "json": str(out / "report.json")}
+    write_atomic(paths["md"], doc.markdown())
+    write_atomic(paths["html"], doc.html(title))
+    document = {"runs": [r.to_json() for r in reports], "figures": drawn}
+    write_atomic(paths["json"], json.dumps(document, indent=1, allow_nan=False) + "\n")
+    return paths
