@@ -80,3 +80,19 @@ def test_montage_figure6_tables_and_finding(tmp_path):
     montage = next(f for f in findings(ResultTable(docs)) if f.key == "montage")
     assert montage.verdict == "reproduced"  # energy −32.5 % on average, workflows +8 %
     assert "energy -32.5%" in montage.evidence and "+20.0% at P = 0.1, +5.0% at P = 1" in montage.evidence
+
+
+def test_montage_verdict_is_judged_per_maximum_and_p_not_on_means():
+    """Energy saved everywhere but RL below single at P = 1 with a large maximum:
+    means would call it reproduced; per (maximum, P) pair it is partly so."""
+    mt = ("montage",)
+    docs = [
+        _doc("single", 0.1, 400, 1000.0, mt), _doc("single", 1.0, 800, 1000.0, mt),
+        _doc("fixed:2", 0.1, 500, 2000.0, mt), _doc("fixed:2", 1.0, 700, 2000.0, mt),
+        _doc("rl:2", 0.1, 480, 1200.0, mt), _doc("rl:2", 1.0, 840, 1500.0, mt),
+        _doc("fixed:10", 0.1, 300, 9000.0, mt), _doc("fixed:10", 1.0, 300, 9000.0, mt),
+        _doc("rl:10", 0.1, 460, 1500.0, mt), _doc("rl:10", 1.0, 720, 1600.0, mt),  # 720 < single's 800
+    ]
+    montage = next(f for f in findings(ResultTable(docs)) if f.key == "montage")
+    assert montage.verdict == "partly reproduced"
+    assert "energy below −15 % in 4 of 4" in montage.evidence and "RL above single in 3 of 4" in montage.evidence

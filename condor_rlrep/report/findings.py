@@ -16,7 +16,7 @@ __all__ = ["Finding", "findings"]
 class Finding:
     key: str
     claim: str
-    verdict: str  # "reproduced", "not reproduced", "no data"
+    verdict: str  # "reproduced", "partly reproduced", "not reproduced", "no data"
     evidence: str
 
 
@@ -108,7 +108,6 @@ def _montage(table: ResultTable, wf: str) -> Finding:
     if not energy:
         return Finding("montage", CLAIMS["montage"], "no data", "no Montage rl:K runs with matching fixed:K runs.")
     e, s = mean(energy), mean(success)
-    verdict = "reproduced" if e < -15 and s > -15 else "not reproduced"
     # Against no replication, and at the ends of the P range (the paper: lower
     # contingency gains most).
     phis = table.phis(wf)
@@ -122,8 +121,24 @@ def _montage(table: ResultTable, wf: str) -> Finding:
              and (su := table.within_change_percent(wf, rl, rl.replace("rl", "fixed"), p)) is not None]
     small_text = (f"; with at most 3 replicas: energy {_fmt(mean(x for x, _ in small))}, workflows within P "
                   f"{_fmt(mean(y for _, y in small))} ({len(small)} pairs)") if small else ""
+    # The claim has three parts, each judged per (maximum, P) pair rather than
+    # on means that the large maxima dominate: a real energy saving against
+    # fixed, a small success cost against fixed, and a gain over no
+    # replication whatever the maximum.
+    saving = sum(1 for x in energy if x < -15)
+    small_cost = sum(1 for x in success if x > -15)
+    gains = [g for values in over_single.values() for g in values]
+    above_single = sum(1 for g in gains if g > 0)
+    if saving == len(energy) and small_cost == len(success) and gains and above_single == len(gains):
+        verdict = "reproduced"
+    elif saving * 2 < len(energy):
+        verdict = "not reproduced"
+    else:
+        verdict = "partly reproduced"
+    counts = (f"; per (max, P) pair: energy below −15 % in {saving} of {len(energy)}, workflows within P at most"
+              f" 15 % below fixed in {small_cost} of {len(success)}, RL above single in {above_single} of {len(gains)}")
     return Finding(
         "montage", CLAIMS["montage"], verdict,
         f"RL against fixed on Montage: energy {_fmt(e)}, workflows within P {_fmt(s)} (means over {len(energy)} (max, P) pairs)"
-        f"{small_text}{single_text}. Paper: −34 % energy, −4 % workflows.",
+        f"{small_text}{single_text}{counts}. Paper: −34 % energy, −4 % workflows.",
     )
