@@ -96,3 +96,21 @@ def test_montage_verdict_is_judged_per_maximum_and_p_not_on_means():
     montage = next(f for f in findings(ResultTable(docs)) if f.key == "montage")
     assert montage.verdict == "partly reproduced"
     assert "energy below −15 % in 4 of 4" in montage.evidence and "RL above single in 3 of 4" in montage.evidence
+
+
+def test_a_quick_report_says_what_it_ran_not_the_full_grids_year(tmp_path):
+    import json
+
+    from condor_rlrep.report.render import render_report
+
+    docs = [_doc("single", 0.1, 400, 1000.0), _doc("fixed:2", 0.1, 500, 2000.0), _doc("single", 0.5, 600, 1000.0)]
+    (tmp_path / "runs").mkdir()
+    for i, doc in enumerate(docs):
+        (tmp_path / "runs" / f"{i:016x}.json").write_text(json.dumps({"run_id": f"{i:016x}", **doc}))
+    (tmp_path / "experiment.json").write_text(json.dumps({
+        "name": "paper-figure1", "description": "Figure-1 workflows in a year, phi = P in 0.1..1.0 and 2.0",
+        "trace": {"preset": "newcastle-2010", "days": 28, "seed": 1}, "base": {},
+        "grid": {"phi": [0.1, 0.5], "policy": ["x"]}, "figures": [], "quick": True}))
+    render_report(tmp_path)
+    text = (tmp_path / "report.md").read_text()
+    assert "This is the quick variant: a 28-day trace, not the description's year, and only P = 0.1, 0.5;" in text

@@ -127,6 +127,15 @@ def render_report(sweep_dir: str | Path) -> Path:
     report.h(1, f"condor-rlrep sweep report: {experiment['name']}" + (" (quick)" if experiment.get("quick") else ""))
     report.p(experiment.get("description", ""))
     trace = experiment["trace"]
+    if experiment.get("quick"):
+        # the description is the full grid's: say what this quick run covered instead
+        phis = sorted({phi for workflows in table.workflow_sets() for phi in table.phis(workflows)})
+        length = f"a {trace['days']}-day trace" if trace.get("days") else "a shortened trace"
+        report.p(
+            f"This is the quick variant: {length}, not the description's year, and only P = "
+            + ", ".join(f"{phi:g}" for phi in phis)
+            + f"; the full grid is `condor-rlrep sweep {experiment['name']}`."
+        )
     trace_text = f"preset {trace['preset']}, {trace.get('days')} days, trace seed {trace.get('seed')}" if "preset" in trace else "a trace folder"
     report.p(
         f"Runs: {len(documents)} finished of {_grid_size(experiment)}. Trace: {trace_text}. "
