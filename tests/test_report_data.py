@@ -114,3 +114,7 @@ def test_a_quick_report_says_what_it_ran_not_the_full_grids_year(tmp_path):
     render_report(tmp_path)
     text = (tmp_path / "report.md").read_text()
     assert "This is the quick variant: a 28-day trace, not the description's year, and only P = 0.1, 0.5;" in text
+    # fixed replica counts in numbers too: (500 − 400)/400 at P = 0.1, no run at P = 0.5
+    assert "### Fixed replicas" in text
+    row = next(line for line in text.splitlines() if line.startswith("| fixed:2 |"))
+    assert row.endswith("| +25.0 % | – |"), row

@@ -146,6 +146,7 @@ def render_report(sweep_dir: str | Path) -> Path:
     for workflows in table.workflow_sets():
         report.h(2, f"Workflows: {workflows}")
         _table1(report, table, workflows, experiment)
+        _fixed(report, table, workflows)
         _strategies(report, table, workflows)
         for key in experiment.get("figures", []):
             draw = FIGURES.get(key)
@@ -236,6 +237,24 @@ def _strategies(report: Report, table: ResultTable, workflows: str) -> None:
                 ])
     report.h(3, "Beyond the paper — ε-greedy, UCB1, Thompson sampling and the oracle bound")
     report.table(["P = φ", "policy", "within P", "gain over single", "energy MWh", "fixed energy MWh", "mean replicas"], rows)
+
+
+def _fixed(report: Report, table: ResultTable, workflows: str) -> None:
+    """Fixed replica counts in numbers (Figures 3a/3b draw them): energy and
+    replicas do not depend on P, the workflows within P do."""
+    policies = sorted(table.policies(workflows, "fixed"), key=lambda p: int(p.split(":")[1]))
+    phis = table.phis(workflows)
+    rows = []
+    for policy in policies:
+        runs = [table.get(workflows, policy, phi) for phi in phis]
+        first = next((run for run in runs if run is not None), None)
+        if first is None:
+            continue
+        gains = [_num(table.gain_percent(workflows, policy, phi), "{:+.1f} %") for phi in phis]
+        rows.append([policy, _num(first.energy_mwh, "{:.2f}"), _num(first.result.get("mean_replicas"), "{:.2f}"), *gains])
+    if rows:
+        report.h(3, "Fixed replicas — energy, replicas and workflows within P against single")
+        report.table(["policy", "energy MWh", "mean replicas", *[f"P = {phi:g}" for phi in phis]], rows)
 
 
 def _rl_against_fixed(report: Report, table: ResultTable, workflows: str, change, what: str) -> None:
