@@ -315,8 +315,10 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     spliced = any("+" in name for name in workflow.nodes)
     config_path = _config(workflow, src_dir, context, tolerance, opts.max_replicas, spliced, opts.dagman_scan_interval)
     if fixed != 1:  # one replica per node: no surplus to remove, no decision to close
+        from condor_rlrep.agent.location import is_url
+
         _add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval,
-                    server_store=store_path is not None and "://" in store_path)
+                    server_store=store_path is not None and is_url(store_path))
     write_dag(workflow, dst, allow_any_node_name_characters=spliced)
     _narrow(dst, dag_mode)
     write_atomic(os.path.join(context, REPLICABLE_FILE), "".join(f"{name}\n" for name in replicated), mode=dag_mode)

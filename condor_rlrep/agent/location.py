@@ -46,7 +46,9 @@ def resolve_store(flag: str | os.PathLike[str] | None, environ: Mapping[str, str
         data_home = env.get("XDG_DATA_HOME") or os.path.join(_home(env), ".local", "share")
         spec = os.path.join(data_home, "condor-rlrep", "agent.sqlite")
     if is_url(spec):
-        if not spec.lower().startswith(("postgresql://", "postgres://")):
+        from condor_rlrep.agent.postgres_url import is_postgres_url
+
+        if not is_postgres_url(spec):
             from condor_rlrep.errors import StoreError
 
             scheme = spec.partition("://")[0]
