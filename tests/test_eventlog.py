@@ -203,3 +203,19 @@ def test_writer_reproduces_a_real_log(tmp_path: Path) -> None:
         a, b = rebuild_cluster(events, cluster), rebuild_cluster(copy, cluster)
         assert a.invocations == b.invocations and a.node == b.node
         assert (a.exit_codes, a.aborted, a.first_failure_code) == (b.exit_codes, b.aborted, b.first_failure_code)
+
+
+def test_a_loser_removed_while_its_shadow_starts_has_no_invocation(tmp_path: Path) -> None:
+    # seen on a busy pool: condor_rm of a proc whose shadow had started logs
+    # 004 code 1023 with no 001 before it; it never ran, so it costs nothing
+    w = EventLogWriter(str(tmp_path / "n.log"))
+    for proc in range(3):
+        w.submit(7, proc, T0, "A")
+    w.execute(7, 0, T0 + 1, "h1")
+    w.execute(7, 2, T0 + 1, "h2")
+    w.terminate(7, 0, T0 + 5)
+    w.remove(7, 1, T0 + 6)
+    w.remove(7, 2, T0 + 6)
+    h = rebuild_cluster(read_events(str(tmp_path / "n.log")), 7)
+    assert h.winner == 0 and h.evictions == 0 and h.aborted == {1, 2}
+    assert sorted((inv.replica, inv.ended_by) for inv in h.invocations) == [(0, "success"), (2, "removed")]
