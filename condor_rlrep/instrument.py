@@ -33,7 +33,6 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import shutil
 import sys
 from collections.abc import Mapping
@@ -43,6 +42,7 @@ from typing import Any
 from condor_rlrep.criticality import DEFAULT_PHI
 from condor_rlrep.dag.model import Node, Script, Workflow
 from condor_rlrep.errors import DagError, InputError
+from condor_rlrep.policyspec import PolicySpec, live_spec
 
 __all__ = [
     "InstrumentOptions",
@@ -90,7 +90,8 @@ class InstrumentOptions:
     """``agent`` (the store's strategy), a strategy name for a new store
     (``epsilon-greedy``, ``ucb1``, ``thompson``), the simulator's
     ``rl[-STRATEGY]:R`` (that strategy, at most R replicas), ``single`` or
-    ``fixed:K``."""
+    ``fixed:K``; ``idle-`` before any of them ranks the replicas' machines
+    by how long their owners have been away (:mod:`condor_rlrep.policyspec`)."""
     criticality: str = "balanced"
     dagman_version: tuple[int, int, int] | None = None
     """The pool's DAGMan; None: detected (:mod:`condor_rlrep.condor.version`),
@@ -222,11 +223,13 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     with open(src, "rb") as handle:
         if detect_format(handle.read(4096), src) != "dag":
             raise InputError("not a DAGMan DAG file; turn it into one with `condor-rlrep export` first", path=src)
-    opts = _rl_policy(opts)
-    hook_policy = _hook_policy(opts.policy)
+    spec = _live_policy(opts)
+    if spec.count is not None and spec.kind == "rl":
+        opts = replace(opts, max_replicas=spec.count)
+    hook_policy = spec.hook_policy
     if not (isinstance(opts.phi, (int, float)) and -1.0 < opts.phi < float("inf")):
         raise InputError(f"the contingency phi must be a finite number > -1, got {opts.phi!r}")
-    fixed = _fixed_replicas(hook_policy)
+    fixed = spec.fixed_replicas
     if opts.max_replicas is None:
         opts = replace(opts, max_replicas=fixed or LIVE_MAX_REPLICAS)
     if not 1 <= opts.max_replicas <= 100:
@@ -249,7 +252,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     estimates_path = os.path.abspath(opts.estimates) if opts.estimates else None
     _check_estimates(workflow, estimates_path, opts.default_estimate)
     _absolute_model_paths(workflow)
-    store_path, store_created, store_note = _prepare_store(opts)  # the last check before writing: a bad store writes nothing
+    store_path, store_created, store_note = _prepare_store(opts, spec)  # the last check before writing: a bad store writes nothing
     for sub in ("nodes", "state", "cache", "spool"):
         os.makedirs(os.path.join(context, sub), exist_ok=True)
 
@@ -355,54 +358,14 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
                             dagman_note=dagman_note)
 
 
-def _fixed_replicas(hook_policy: str) -> int | None:
-    """K of ``fixed:K`` (``single``: 1), None for the agent."""
-    if hook_policy == "single":
-        return 1
-    if hook_policy.startswith("fixed:"):
-        return int(hook_policy.split(":", 1)[1])
-    return None
-
-
-_RL_SPEC = re.compile(r"rl(?:-(epsilon-greedy|ucb1|thompson))?(?::(\d+))?")
-
-
-def _rl_policy(opts: InstrumentOptions) -> InstrumentOptions:
-    """The simulator's spelling ``rl[-STRATEGY][:R]`` as instrument's own:
-    the agent with that strategy for a new store, and R as ``max_replicas``
-    (which must then agree with an explicit one)."""
-    spec = opts.policy.strip()
-    if spec.startswith("oracle"):
-        raise InputError(f"policy {spec!r} is the simulator's clairvoyant bound; on a pool use agent, rl:R or fixed:K")
-    match = _RL_SPEC.fullmatch(spec)
-    if match is None:
-        return opts
-    strategy, count = match.group(1) or "epsilon-greedy", match.group(2)
-    if count is None:
-        return replace(opts, policy=strategy)
-    replicas = int(count)
-    if not 1 <= replicas <= 100:
-        raise InputError(f"policy {spec!r}: R must be within 1..100")
-    if opts.max_replicas is not None and opts.max_replicas != replicas:
-        raise InputError(f"--policy {spec} means at most {replicas} replicas but --max-replicas is {opts.max_replicas}; "
-                         "give one of them")
-    return replace(opts, policy=strategy, max_replicas=replicas)
-
-
-def _hook_policy(policy: str) -> str:
-    if policy in ("agent", "epsilon-greedy", "ucb1", "thompson"):
-        return "agent"
-    if policy == "single":
-        return policy
-    if policy.startswith("fixed:"):
-        try:
-            k = int(policy.split(":", 1)[1])
-        except ValueError:
-            k = 0
-        if 1 <= k <= 100:
-            return policy
-    raise InputError(f"unknown policy {policy!r} (agent, epsilon-greedy, ucb1, thompson, rl:R, rl-ucb1:R, rl-thompson:R, "
-                     "single, fixed:K with 1<=K<=100)")
+def _live_policy(opts: InstrumentOptions) -> PolicySpec:
+    """``--policy`` as a live spec (:func:`condor_rlrep.policyspec.live_spec`);
+    the R of ``rl:R`` must agree with an explicit ``--max-replicas``."""
+    spec = live_spec(opts.policy)
+    if spec.kind == "rl" and spec.count is not None and opts.max_replicas not in (None, spec.count):
+        raise InputError(f"--policy {spec.text} means at most {spec.count} replicas but --max-replicas is "
+                         f"{opts.max_replicas}; give one of them")
+    return spec
 
 
 def _check_estimates(workflow: Workflow, estimates_path: str | None, default: float | None) -> None:
@@ -570,7 +533,7 @@ def _add_reaper(workflow: Workflow, executable: str, context: str, interval: flo
     workflow.nodes[name] = Node(name=name, kind="SERVICE", submit=submit, directory=context)
 
 
-def _prepare_store(opts: InstrumentOptions) -> tuple[str | None, bool, str]:
+def _prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | None, bool, str]:
     """The store the hooks will use (an absolute path, or a server URL without
     its password), whether it was created now, and a line about it for the user.
 
@@ -585,7 +548,7 @@ def _prepare_store(opts: InstrumentOptions) -> tuple[str | None, bool, str]:
     from condor_rlrep.errors import StoreError
 
     try:
-        path = resolve_store(opts.store, opts.environ) if opts.store or not _fixed_replicas(_hook_policy(opts.policy)) else None
+        path = resolve_store(opts.store, opts.environ) if opts.store or spec.fixed_replicas is None else None
     except StoreError as err:
         raise InputError(f"agent store unusable: {err}") from err
     # A server URL goes into the run without its password (the run's files are
@@ -595,7 +558,7 @@ def _prepare_store(opts: InstrumentOptions) -> tuple[str | None, bool, str]:
     secret = (" The URL's password is not written into the run: the hooks, run as the user who submits"
               " the DAG, need it in that user's ~/.pgpass or a service file."
               if path is not None and has_password(path) else "")
-    if _fixed_replicas(_hook_policy(opts.policy)) is not None:
+    if spec.fixed_replicas is not None:
         if path is None:
             return None, False, "none (a fixed policy records nothing)"
         return run_spec, False, "named, unused (a fixed policy records nothing)"
@@ -612,7 +575,7 @@ def _prepare_store(opts: InstrumentOptions) -> tuple[str | None, bool, str]:
             raise InputError("no agent store here (create one with `condor-rlrep agent init` or `train`)", path=run_spec)
         from condor_rlrep.agent.config import AgentConfig
 
-        strategy = opts.policy if opts.policy != "agent" else "epsilon-greedy"
+        strategy = spec.strategy or "epsilon-greedy"
         config = AgentConfig(max_replicas=opts.max_replicas, strategy=strategy,  # type: ignore[arg-type]
                              epsilon_high=LIVE_EPSILON_HIGH)
         try:

@@ -102,7 +102,7 @@ class HookSettings:
         "phi": 0.5,               # criticality.DEFAULT_PHI; the user's contingency φ: deadline (1+φ)·CR(W) + s(W)
         "criticality": "balanced",  # φ′ ("balanced") or φ″ ("current")
         "max_replicas": 3,        # replicas per node at most; also capped at 100 (TOLERANCE 99%)
-        "policy": "agent",        # "agent" or "fixed:K"
+        "policy": "agent",        # [idle-]agent, [idle-]single or [idle-]fixed:K (condor_rlrep.policyspec)
         "estimates": None,        # sidecar estimates file (absolute)
         "default_estimate": None,
         "power_default_watts": None,  # None: condor_rlrep.energy.DEFAULT_ACTIVE_WATTS
@@ -162,14 +162,16 @@ class HookSettings:
             raise ValueError("hooks.json names no agent store (instrumented for a fixed policy?)")
         return str(self.store)
 
+    def policy_spec(self) -> Any:
+        """The stored policy as a :class:`condor_rlrep.policyspec.PolicySpec`
+        (``[idle-]agent``, ``[idle-]single`` or ``[idle-]fixed:K``)."""
+        from condor_rlrep.policyspec import live_spec
+
+        return live_spec(str(self.policy))
+
     def fixed_replicas(self) -> int | None:
         """K of a ``fixed:K`` policy (``single`` = 1), else None (the agent decides)."""
-        policy = str(self.policy)
-        if policy == "single":
-            return 1
-        if policy.startswith("fixed:"):
-            return int(policy.split(":", 1)[1])
-        return None
+        return self.policy_spec().fixed_replicas
 
 
 

@@ -34,13 +34,13 @@ models learn from and releases held replicas.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from condor_rlrep.errors import InputError
+from condor_rlrep.policyspec import PolicySpec
 from condor_rlrep.sim.engine import EVICTED
 from condor_rlrep.sim.placement import IdleClock, hour_of_week
 from condor_rlrep.sim.runner import WorkflowRunner
@@ -50,14 +50,10 @@ __all__ = [
     "BeyondRunner",
     "IdlePolicy",
     "ModelPolicy",
-    "is_beyond_spec",
-    "beyond_depends_on_phi",
-    "parse_beyond",
+    "build_beyond",
     "replicas_for_target",
 ]
 
-_MODEL = re.compile(r"^(model|model-react|react):(\d+)((?:,[a-z]+=[^,]+)*)$")
-_MODEL_KEYS = {"target": float, "hi": float}
 
 
 def replicas_for_target(survivals: Any, target: float) -> int:
@@ -204,46 +200,12 @@ class ModelPolicy:
         return k, self.max_replicas - k
 
 
-def is_beyond_spec(spec: str) -> bool:
-    spec = spec.strip()
-    return spec.startswith("idle-") or _MODEL.match(spec) is not None
+def build_beyond(spec: PolicySpec, **base_kwargs: Any) -> Any:
+    """The policy for a parsed spec of this module (see its docstring)."""
+    if spec.idle:
+        from condor_rlrep.sim.policies import build_policy
 
-
-def beyond_depends_on_phi(spec: str) -> bool:
-    from condor_rlrep.sim.policies import depends_on_phi
-
-    spec = spec.strip()
-    if spec.startswith("idle-"):
-        return depends_on_phi(spec[len("idle-"):])
-    match = _MODEL.match(spec)
-    return match is None or match.group(1) != "react"
-
-
-def parse_beyond(spec: str, **base_kwargs: Any) -> Any:
-    """The policy named by a spec of this module (see its docstring)."""
-    from condor_rlrep.sim.policies import parse_policy
-
-    spec = spec.strip()
-    if spec.startswith("idle-"):
-        inner = spec[len("idle-"):]
-        if is_beyond_spec(inner):
-            raise InputError(f"policy {spec!r}: idle- takes single, fixed:K or rl…:R")
-        return IdlePolicy(spec, parse_policy(inner, **base_kwargs))
-    match = _MODEL.match(spec)
-    if match is None:
-        raise InputError(f"unknown policy {spec!r} (expected model:R[,target=T,hi=H], model-react:R or react:R)")
-    kind, count, options = match.group(1), int(match.group(2)), match.group(3)
-    params: dict[str, float] = {}
-    for item in filter(None, options.split(",")):
-        key, _, value = item.partition("=")
-        if key not in _MODEL_KEYS:
-            raise InputError(f"policy {spec!r}: unknown option {key!r} (expected target or hi)")
-        try:
-            params[key] = _MODEL_KEYS[key](value)
-        except ValueError:
-            raise InputError(f"policy {spec!r}: {key} must be a number, got {value!r}") from None
-    if kind == "react" and params:
-        raise InputError(f"policy {spec!r}: react takes no options")
-    if count < 1:
-        raise InputError(f"policy {spec!r} needs a replica count >= 1")
-    return ModelPolicy(spec, count, use_model=kind != "react", reactive=kind != "model", **params)
+        return IdlePolicy(spec.text, build_policy(spec.base, **base_kwargs))
+    assert spec.count is not None
+    return ModelPolicy(spec.text, spec.count, use_model=spec.kind != "react", reactive=spec.kind != "model",
+                       **dict(spec.options))

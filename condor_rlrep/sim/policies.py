@@ -22,15 +22,13 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from condor_rlrep.errors import InputError
+from condor_rlrep.policyspec import PolicySpec, parse_spec
 
-__all__ = ["Policy", "FixedPolicy", "AgentPolicy", "OraclePolicy", "parse_policy", "depends_on_phi"]
-
-_SPEC = re.compile(r"^(single|fixed|rl|rl-(epsilon-greedy|ucb1|thompson)|oracle)(?::(\d+))?$")
+__all__ = ["Policy", "FixedPolicy", "AgentPolicy", "OraclePolicy", "parse_policy", "build_policy", "depends_on_phi"]
 
 
 class Policy(Protocol):
@@ -89,45 +87,41 @@ def depends_on_phi(spec: str) -> bool:
     single, fixed:K and oracle:R never look at φ′ (the oracle places by
     logins and reboots alone), so every φ sees the same run; only the
     deadlines it is judged against move. The learning policies choose by
-    φ′ and so do not. An unknown spec counts as depending on φ.
+    φ′ and so do not (:attr:`~condor_rlrep.policyspec.PolicySpec.depends_on_phi`).
+    An unknown spec counts as depending on φ.
     """
-    from condor_rlrep.sim.beyond import beyond_depends_on_phi, is_beyond_spec
-
-    if is_beyond_spec(spec):
-        return beyond_depends_on_phi(spec)
-    match = _SPEC.match(spec.strip())
-    return match is None or match.group(1) not in ("single", "fixed", "oracle")
+    try:
+        return parse_spec(spec).depends_on_phi
+    except InputError:
+        return True
 
 
 def parse_policy(spec: str, *, agent_config: Any = None, rng: Any = None, agent: Any = None) -> Policy:
-    """Build the policy named by ``spec`` (see the module docstring).
+    """Build the policy named by ``spec`` (see the module docstring; the
+    grammar is :mod:`condor_rlrep.policyspec`'s).
 
     ``agent_config`` (an :class:`~condor_rlrep.agent.config.AgentConfig`) is
     the base for ``rl`` policies; its ``max_replicas`` and ``strategy`` are
     overridden by the spec. ``agent``: use this agent instead (e.g. one
     loaded from a store to continue training).
     """
-    from condor_rlrep.sim.beyond import is_beyond_spec, parse_beyond
+    parsed = parse_spec(spec)
+    return build_policy(parsed, agent_config=agent_config, rng=rng, agent=agent)
 
-    if is_beyond_spec(spec):  # idle-…, model:R, react:R, model-react:R
-        return parse_beyond(spec, agent_config=agent_config, rng=rng, agent=agent)
-    match = _SPEC.match(spec.strip())
-    if match is None:
-        raise InputError(
-            f"unknown policy {spec!r} (expected single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R, oracle:R,"
-            " idle-<policy>, model:R, react:R or model-react:R)"
-        )
-    kind, strategy, count = match.group(1), match.group(2), match.group(3)
-    if kind == "single":
-        if count not in (None, "1"):
-            raise InputError(f"policy {spec!r}: single takes no replica count")
+
+def build_policy(spec: PolicySpec, *, agent_config: Any = None, rng: Any = None, agent: Any = None) -> Policy:
+    """The simulator's policy object for a parsed spec."""
+    if spec.prefers_idle:  # idle-…, model:R, react:R, model-react:R
+        from condor_rlrep.sim.beyond import build_beyond
+
+        return build_beyond(spec, agent_config=agent_config, rng=rng, agent=agent)
+    k = spec.count
+    assert k is not None
+    if spec.kind == "single":
         return FixedPolicy("single", 1)
-    if count is None or int(count) < 1:
-        raise InputError(f"policy {spec!r} needs a replica count >= 1, e.g. {kind}:3")
-    k = int(count)
-    if kind == "fixed":
+    if spec.kind == "fixed":
         return FixedPolicy(f"fixed:{k}", k)
-    if kind == "oracle":
+    if spec.kind == "oracle":
         return OraclePolicy(f"oracle:{k}", k)
     from condor_rlrep.agent.bandit import Agent
     from condor_rlrep.agent.config import AgentConfig
@@ -135,9 +129,9 @@ def parse_policy(spec: str, *, agent_config: Any = None, rng: Any = None, agent:
     if agent is None:
         base = agent_config if agent_config is not None else AgentConfig()
         changes: dict[str, Any] = {"max_replicas": k}
-        if strategy is not None:
-            changes["strategy"] = strategy
+        if spec.strategy is not None:
+            changes["strategy"] = spec.strategy
         agent = Agent(replace(base, **changes), rng=rng)
     elif agent.config.max_replicas != k:
-        raise InputError(f"policy {spec!r}: the given agent has R = {agent.config.max_replicas}")
-    return AgentPolicy(spec.strip(), agent)
+        raise InputError(f"policy {spec.text!r}: the given agent has R = {agent.config.max_replicas}")
+    return AgentPolicy(spec.text, agent)
