@@ -29,6 +29,11 @@ __all__ = [
     "validate_description",
     "macro_prefix",
     "TAG_ATTRIBUTES",
+    "IDLE_HALF_SECONDS",
+    "IDLE_TIE_SCALE",
+    "idle_preference",
+    "idle_rank",
+    "USER_RANK_MACRO",
 ]
 
 TAG_ATTRIBUTES = ("RlrepDagRun", "RlrepNode", "RlrepDecision", "RlrepReplicas")
@@ -100,13 +105,54 @@ def _classad_value(value: str | int) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
+IDLE_HALF_SECONDS = 3600.0
+"""KeyboardIdle at which the idle preference is half its top (any positive
+value orders machines the same; this one keeps hours and days apart in a double)."""
+IDLE_TIE_SCALE = 1e-3
+"""The idle preference lies in [0, IDLE_TIE_SCALE): below any gap between two
+values of a user's rank of at least that much, so theirs decides first."""
+
+
+def idle_preference(attribute: str = "TARGET.KeyboardIdle") -> str:
+    """A ClassAd expression in [0, :data:`IDLE_TIE_SCALE`) that grows with
+    how long the machine's owner has been away (``KeyboardIdle``, seconds
+    since the last keyboard or mouse use); 0 where the machine does not say
+    (undefined, not a number, negative), so it only ever orders, never excludes."""
+    k = attribute
+    return (f"ifThenElse((isInteger({k}) || isReal({k})) && {k} > 0, "
+            f"{IDLE_TIE_SCALE!r} * {k} / ({k} + {IDLE_HALF_SECONDS!r}), 0.0)")
+
+
+USER_RANK_MACRO = "$(My.Rank:$(rank:0))"
+"""The description's own rank where our line stands, as submit expands it:
+``My.Rank``/``+Rank`` if set (it beats the ``rank`` command in the job ad),
+else ``rank``, else 0 (HTCondor's default)."""
+
+
+def idle_rank(user_rank: str = USER_RANK_MACRO) -> str:
+    """The job ad's ``Rank`` for an idle-placed replica: the user's own rank
+    first, the idle preference breaking its ties.
+
+    ``user_rank`` defaults to :data:`USER_RANK_MACRO`, so the line
+    ``My.Rank = <this>`` keeps whatever rank the user's description gives.
+    Where the user's rank is not a number (undefined against this machine, an error, a string), it counts
+    0 as the negotiator counts it, and the idle preference still applies
+    (a bare sum would be undefined and lose it). Booleans count 1 and 0.
+    """
+    user = f"real({user_rank})"
+    return f"ifThenElse(isReal({user}), {user}, 0.0) + {idle_preference()}"
+
+
 def replica_description(
-    text: str, *, replicas: int, tags: Mapping[str, str | int], extra_lines: Sequence[str] = ()
+    text: str, *, replicas: int, tags: Mapping[str, str | int], extra_lines: Sequence[str] = (),
+    prefer_idle: bool = False,
 ) -> str:
     """``text`` with ``queue replicas``, ``My.<tag> = value`` lines and
     ``extra_lines`` (per-replica file names) added just before its queue
     statement, where they override the user's own settings. Everything else
-    is byte-for-byte kept.
+    is byte-for-byte kept. ``prefer_idle``: a ``Rank`` (:func:`idle_rank`)
+    that keeps the user's rank first and then prefers the machines whose
+    owners have been away longest.
 
     Raises :class:`SubmitError` when the description is not replicable and
     ``replicas`` > 1.
@@ -123,6 +169,8 @@ def replica_description(
     newline = "\r\n" if queue_line.endswith("\r\n") else "\n"
     added = [f"My.{key} = {_classad_value(value)}{newline}" for key, value in tags.items()]
     added += [f"{line}{newline}" for line in extra_lines]
+    if prefer_idle:
+        added.append(f"My.Rank = {idle_rank()}{newline}")
     if statement.kind == "single":
         indent = queue_line[: len(queue_line) - len(queue_line.lstrip(" \t"))]
         queue_line = f"{indent}queue {replicas}{newline}"

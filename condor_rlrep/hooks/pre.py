@@ -166,7 +166,8 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     phi = plan.criticality(node, phi=float(settings.phi), start=run.start, submit_time=decided_at,
                            mode=str(settings.criticality))
     cap = min(int(settings.max_replicas), MAX_REPLICAS_BY_TOLERANCE)
-    fixed = settings.fixed_replicas()
+    policy = settings.policy_spec()
+    fixed = policy.fixed_replicas
     decision_id = None
     explored = False
     if fixed is not None:  # asked for: exactly K (instrument checked K <= max_replicas)
@@ -226,7 +227,7 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         dagman_macros = _node_macros(context, node, retry, dagid)
         validate_description(text, expected_procs=1, macros=dagman_macros)
         extra, files, notes = plan_replica_files(text, macros=dagman_macros, cwd=os.getcwd())
-    body = replica_description(text, replicas=replicas, tags=tags, extra_lines=extra)
+    body = replica_description(text, replicas=replicas, tags=tags, extra_lines=extra, prefer_idle=policy.prefers_idle)
     if replicas > 1:
         validate_description(body, expected_procs=replicas, macros=dagman_macros)
     node_state = {**decided_state, "files": files, "chosen": chosen}
