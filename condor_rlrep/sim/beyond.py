@@ -8,7 +8,8 @@ and every earlier invocation's outcome.
 
 * ``idle-<spec>`` (``idle-single``, ``idle-fixed:K``, ``idle-rl:R`` …): the
   replica count of ``<spec>``, placed on the free machines idle longest
-  (a ``rank = KeyboardIdle`` in the submit description; in the simulator
+  (live: a ``Rank`` on ``KeyboardIdle`` in the replicas' description, see
+  :func:`condor_rlrep.condor.submit.idle_rank`; in the simulator
   at the task's submission: later matches, after an eviction or from the
   queue, are the engine's usual choice).
 * ``model:R[,target=T,hi=H]``: idle placement, and the fewest replicas
