@@ -26,9 +26,9 @@ their machines) uses the hour's rate, which pools every bucket.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -40,6 +40,7 @@ __all__ = [
     "ModelSpec",
     "ModelChoice",
     "parse_model_spec",
+    "model_spec_of",
     "replicas_for_target",
     "choose_replicas",
 ]
@@ -195,32 +196,29 @@ class ModelSpec:
         return f"model:{self.max_replicas}{options}"
 
 
-_MODEL_SPEC = re.compile(r"^model:(\d+)((?:,[a-z]+=[^,]+)*)$")
-_MODEL_KEYS = ("target", "hi")
-
-
-def parse_model_spec(spec: str) -> ModelSpec | None:
-    """The :class:`ModelSpec` of ``model:R[,target=T,hi=H]``; None for a spec
-    of another policy; ValueError (naming the fault) for a bad model spec."""
-    text = spec.strip()
-    if not text.startswith("model:"):
+def model_spec_of(spec: Any) -> ModelSpec | None:
+    """The :class:`ModelSpec` of a parsed ``model:R`` policy
+    (:class:`condor_rlrep.policyspec.PolicySpec`); None for another kind."""
+    if spec.kind != "model":
         return None
-    match = _MODEL_SPEC.match(text)
-    if match is None:
-        raise ValueError(f"policy {spec!r}: expected model:R[,target=T,hi=H]")
-    params: dict[str, float] = {}
-    for item in filter(None, match.group(2).split(",")):
-        key, _, value = item.partition("=")
-        if key not in _MODEL_KEYS:
-            raise ValueError(f"policy {spec!r}: unknown option {key!r} (expected target or hi)")
-        try:
-            params[key] = float(value)
-        except ValueError:
-            raise ValueError(f"policy {spec!r}: {key} must be a number, got {value!r}") from None
     try:
-        return ModelSpec(int(match.group(1)), **params)
+        return ModelSpec(int(spec.count), **dict(spec.options))
     except ValueError as err:
-        raise ValueError(f"policy {spec!r}: {err}") from None
+        raise ValueError(f"policy {spec.text!r}: {err}") from None
+
+
+def parse_model_spec(text: str) -> ModelSpec | None:
+    """:func:`model_spec_of` the policy ``text`` names (parsed by
+    :mod:`condor_rlrep.policyspec`, the one grammar); ValueError naming the
+    fault for a bad spec."""
+    from condor_rlrep.errors import InputError
+    from condor_rlrep.policyspec import parse_spec
+
+    try:
+        parsed = parse_spec(text, live=True)
+    except InputError as err:
+        raise ValueError(str(err)) from None
+    return model_spec_of(parsed)
 
 
 @dataclass(frozen=True)
