@@ -43,6 +43,7 @@ __all__ = [
     "model_spec_of",
     "replicas_for_target",
     "choose_replicas",
+    "hourly_rates",
 ]
 
 DEFAULT_IDLE_EDGES: tuple[float, ...] = (900.0, 3600.0, 4 * 3600.0, 12 * 3600.0, 86400.0)
@@ -273,3 +274,18 @@ def choose_replicas(
     for s in survivals[:count]:
         fail *= 1.0 - s
     return ModelChoice(count, "target" if 1.0 - fail >= target else "capped", survivals)
+
+
+def hourly_rates(model: SurvivalModel) -> list[dict[str, float]]:
+    """Per hour of the week: the rate a decision uses (evictions per hour,
+    shrunk toward the week's), the exposure and evictions behind it, and the
+    rate per idle bucket (what a run on a machine of that bucket gets)."""
+    rows = []
+    for hour in range(HOURS_OF_WEEK):
+        exposure, evictions = model.hour_totals(hour)
+        rows.append({
+            "hour_of_week": hour, "rate_per_hour": model.hour_rate(hour) * 3600.0,
+            "exposure_s": exposure, "evictions": evictions,
+            "bucket_rates_per_hour": [model.hazard(hour, b) * 3600.0 for b in range(model.buckets)],
+        })
+    return rows

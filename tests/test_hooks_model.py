@@ -179,3 +179,26 @@ def test_instrument_refuses_bad_model_specs(tmp_path):
     with pytest.raises(InputError, match="--max-replicas"):
         instrument(dag, tmp_path / "o.dag", InstrumentOptions(store=str(tmp_path / "s.sqlite"), policy="model:3",
                                                               max_replicas=2))
+
+
+def test_agent_show_model_explains_rates_and_the_choice(tmp_path):
+    from click.testing import CliRunner
+
+    from condor_rlrep.cli.main import cli
+
+    store = tmp_path / "a.sqlite"
+    with SqliteStore.create(store) as opened:
+        opened.record_exposure("k", CELLS)
+    run = lambda *a: CliRunner().invoke(cli, ["agent", "show", "--store", str(store), *a])  # noqa: E731
+    shown = run("--model", "model:3", "--phi-prime", "0.5", "--estimate", "32m", "--time", str(MONDAY_10))
+    assert shown.exit_code == 0, shown.output
+    assert "Mon   10  0.7133     1.40          2" in shown.output
+    assert "3 replica(s) — the fewest replicas whose chance that one survives reaches 0.95" in shown.output
+    doc = json.loads(run("--model", "model:3,target=0.85", "--phi-prime", "0.5", "--estimate", "1920",
+                         "--time", str(MONDAY_10), "--json").output)
+    assert doc["choice"]["replicas"] == 2 and doc["choice"]["hour_of_week"] == 10  # 1 - 0.316² = 0.8999 >= 0.85
+    assert doc["hours"][10]["evictions"] == 2 and len(doc["hours"]) == 168
+    assert run("--model", "model:3", "--phi-prime", "-1", "--estimate", "60").output.rstrip().endswith(
+        "no replica count brings it back")
+    assert run("--model", "fixed:2").exit_code == 2
+    assert run("--phi-prime", "0.5").exit_code == 2
