@@ -34,22 +34,31 @@ MONDAY_10 = float(calendar.timegm((2026, 12, 7, 10, 0, 0)))  # hour of week 10 i
 K, PRIOR = 4 * 3600.0, 1 / (8 * 3600.0)  # SurvivalModel's defaults
 
 
-def _play_node(log: Path, cluster: int, node: str, t0: float) -> None:
+def _play_node(log: Path, cluster: int, node: str, t0: float, job_log: Path | None = None) -> None:
     """Two replicas: 0 runs 600 s on a machine idle 1207 s and is evicted,
     reruns (idle 99 s) and wins after 1920 s; 1 runs 300 s (no idle time in
-    the log) and is evicted, reruns and is removed as surplus after 2221 s."""
-    w = EventLogWriter(log)
+    the log) and is evicted, reruns and is removed as surplus after 2221 s.
+
+    With ``job_log``, as HTCondor 25.14 does: every event goes to both logs
+    but the job-ad-information events (028) only to the job's own log."""
+    writers = [EventLogWriter(log)] + ([EventLogWriter(job_log)] if job_log else [])
+    info = writers[-1]
+
+    def each(method: str, *args, **kwargs) -> None:
+        for w in writers:
+            getattr(w, method)(*args, **kwargs)
+
     for proc in (0, 1):
-        w.submit(cluster, proc, t0, node)
-        w.execute(cluster, proc, t0 + 20, host=f"h{proc}", slot=proc + 1)
-    w.job_ad_information(cluster, 0, t0 + 20, 1, {"MachineAttrKeyboardIdle0": 1207, "RemoteHost": "slot1_1@h0"})
-    w.evict(cluster, 1, t0 + 320)
-    w.execute(cluster, 1, t0 + 400, host="h1", slot=2)
-    w.evict(cluster, 0, t0 + 620)
-    w.execute(cluster, 0, t0 + 700, host="h0", slot=1)
-    w.job_ad_information(cluster, 0, t0 + 700, 1, {"MachineAttrKeyboardIdle0": 99})
-    w.terminate(cluster, 0, t0 + 2620, exit_code=0, run_seconds=1920)
-    w.remove(cluster, 1, t0 + 2621)
+        each("submit", cluster, proc, t0, node)
+        each("execute", cluster, proc, t0 + 20, host=f"h{proc}", slot=proc + 1)
+    info.job_ad_information(cluster, 0, t0 + 20, 1, {"MachineAttrKeyboardIdle0": 1207, "RemoteHost": "slot1_1@h0"})
+    each("evict", cluster, 1, t0 + 320)
+    each("execute", cluster, 1, t0 + 400, host="h1", slot=2)
+    each("evict", cluster, 0, t0 + 620)
+    each("execute", cluster, 0, t0 + 700, host="h0", slot=1)
+    info.job_ad_information(cluster, 0, t0 + 700, 1, {"MachineAttrKeyboardIdle0": 99})
+    each("terminate", cluster, 0, t0 + 2620, exit_code=0, run_seconds=1920)
+    each("remove", cluster, 1, t0 + 2621)
 
 
 # the cells of that node, by hand: hour 10, bucket -1 (unknown): 300 + 2221 s
@@ -135,13 +144,14 @@ def test_model_policy_end_to_end_on_files(tmp_path):
     submit_a = Path(result.context) / "nodes" / "A.sub"
     text = submit_a.read_text()
     assert _queue(submit_a) == 2  # the prior alone: s = 0.9355 < 0.95, two reach 0.996
-    assert "job_machine_attrs = $(job_machine_attrs) KeyboardIdle" in text
+    assert "job_machine_attrs = $(job_machine_attrs) KeyboardIdle" in text and text.count("\nlog = ") == 1
     assert "job_ad_information_attrs = $(job_ad_information_attrs) MachineAttrKeyboardIdle0" in text
     state = json.loads(Path(node_state_path(result.context, "A")).read_text())
     assert state["decision_id"] is None and state["model"]["hour_of_week"] == 10
     assert state["model"]["reason"] == "target"
 
-    _play_node(Path(str(out) + ".nodes.log"), 41, "A", MONDAY_10)
+    assert state["model"]["job_log"] == str(tmp_path / "user" / "jobs.log")  # the user's own log
+    _play_node(Path(str(out) + ".nodes.log"), 41, "A", MONDAY_10, job_log=tmp_path / "user" / "jobs.log")
     assert _hook(out, "A", "POST", post_macros(41, 2, -1002)) == 0
     with SqliteStore(store) as opened:
         assert [list(c) for c in opened.survival_cells()] == CELLS
@@ -202,3 +212,36 @@ def test_agent_show_model_explains_rates_and_the_choice(tmp_path):
         "no replica count brings it back")
     assert run("--model", "fixed:2").exit_code == 2
     assert run("--phi-prime", "0.5").exit_code == 2
+
+
+def test_job_log_of_a_description(tmp_path):
+    from condor_rlrep.hooks.model import job_log
+
+    ctx = str(tmp_path / "ctx")
+    base = "executable = /bin/true\n"
+    lines, path, _ = job_log(base + "queue\n", ctx, "A/b", {"JOB": "A/b"}, "/work/node")
+    assert path == f"{ctx}/logs/A%2Fb.log" and lines == [f"log = {path}"]  # ours, in the run directory
+    assert job_log(base + "log = $(JOB).log\nqueue\n", ctx, "A", {"JOB": "A"}, "/w") == ([], "/w/A.log",
+                                                                                       "the user's job log")
+    assert job_log(base + "initialdir = sub\nLog = x.log\nqueue\n", ctx, "A", {}, "/w")[1] == "/w/sub/x.log"
+    assert job_log(base + "log = /abs/x.log\nqueue\n", ctx, "A", {}, "/w")[1] == "/abs/x.log"
+    assert job_log(base + "log = j.$(Cluster).log\nqueue\n", ctx, "A", {}, "/w")[1] is None  # known only at submit
+
+
+def test_the_model_learns_without_keyboard_idle_when_no_log_has_it(tmp_path):
+    """A node log alone (the job's log lost): every run counts in the
+    hour's unknown bucket, the decision is the same (it uses the hour's rate)."""
+    out = tmp_path / "run" / "two.rlrep.dag"
+    store = tmp_path / "agent.sqlite"
+    result = instrument(_dag(tmp_path), out, InstrumentOptions(store=str(store), policy="model:3"))
+    assert _hook(out, "A", "PRE", pre_macros(), now=MONDAY_10) == 0
+    job_log = tmp_path / "user" / "jobs.log"
+    _play_node(Path(str(out) + ".nodes.log"), 41, "A", MONDAY_10, job_log=job_log)
+    job_log.unlink()  # the user removed it: the node log has no 028 events
+    assert _hook(out, "A", "POST", post_macros(41, 2, -1002)) == 0
+    with SqliteStore(store) as opened:
+        assert [list(c) for c in opened.survival_cells()] == [[10, -1, 5041.0, 2.0]]
+    log = (Path(result.context) / "hooks.log").read_text()
+    assert "(0 with KeyboardIdle) (job log unreadable" in log and "FAIL-OPEN" not in log
+    assert _hook(out, "B", "PRE", pre_macros(), now=MONDAY_10 + 2700) == 0
+    assert _queue(Path(result.context) / "nodes" / "B.sub") == 3

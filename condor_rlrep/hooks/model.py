@@ -10,11 +10,20 @@ which pools all idle buckets.
 
 POST adds the node attempt's invocations to the model: each run counts its
 seconds as exposure at the hour of the week it started and the idle bucket
-of its machine (``KeyboardIdle`` at the match, which the replica
-description asks HTCondor to log: :data:`SUBMIT_LINES`; unknown when the
-log lacks it); a run evicted by its owner or a vacate is an event; success,
+of its machine (``KeyboardIdle`` at the match; unknown where no log has
+it); a run evicted by its owner or a vacate is an event; success,
 failure, removal (a surplus replica) and a run still open are censored.
 The store keeps the attempt's key, so a POST run twice counts once.
+
+Where ``KeyboardIdle`` comes from: the replica description asks HTCondor
+to copy the machine's ``KeyboardIdle`` into the job ad at each match and
+to log it (:data:`SUBMIT_LINES`), which HTCondor 25.14 does in a
+job-ad-information event (028) after each execute event — but only in the
+job's own ``log``, never in DAGMan's node log (measured on the pool). So
+PRE notes the job's log (the user's ``log`` when the description has one
+and it expands without the cluster's id; else a log of ours in the run
+directory, ``<ctx>/logs/<node>.log``, added to the description) and its
+size, and POST reads the 028 events of the node's cluster from there.
 
 Everything here fails open like the rest of the hooks: a store or model
 that cannot be read gives one replica, and a model that cannot be updated
@@ -23,6 +32,7 @@ leaves the node's verdict alone.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -37,6 +47,50 @@ SUBMIT_LINES = (
 )
 """What a model node's description adds so that the node log tells POST
 each run's ``KeyboardIdle`` (see :data:`~condor_rlrep.condor.eventlog.KEYBOARD_IDLE_ATTR`)."""
+
+
+_LOG_COMMAND = re.compile(r"^[ \t]*(log|initialdir|initial_dir)[ \t]*=", re.IGNORECASE | re.MULTILINE)
+_PER_JOB_MACRO = re.compile(r"\$\((?:cluster|clusterid|process|procid|node|item|row|step)\)", re.IGNORECASE)
+
+
+def job_log(text: str, context: str, node: str, macros: Mapping[str, str], cwd: str) -> tuple[list[str], str | None, str]:
+    """Where the node's 028 events will be: (lines to add to the description,
+    the log's absolute path or None when it cannot be known before submit,
+    a note for the hook log)."""
+    import os
+
+    from condor_rlrep.hooks.layout import node_file_stem
+
+    commands = {m.group(1).lower() for m in _LOG_COMMAND.finditer(text)}
+    if "log" not in commands:
+        path = os.path.join(context, "logs", node_file_stem(node) + ".log")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return [f"log = {path}"], path, "job log added"
+    import htcondor2  # only for a description with its own log
+
+    from condor_rlrep.condor.submit import macro_prefix
+
+    submit = htcondor2.Submit(macro_prefix(macros) + text)
+    raw = submit.get("log") or ""
+    if _PER_JOB_MACRO.search(raw):
+        return [], None, "the job's log names its cluster or proc: KeyboardIdle unknown"
+    value = submit.expand("log").strip()
+    if not value or "$" in value:
+        return [], None, "the job's log does not expand before submit: KeyboardIdle unknown"
+    if not os.path.isabs(value):
+        base = (submit.expand("initialdir") or submit.expand("initial_dir") or "").strip() if commands - {"log"} else ""
+        if "$" in base:
+            return [], None, "the job's initialdir does not expand before submit: KeyboardIdle unknown"
+        value = os.path.join(cwd, base, value)
+    return [], os.path.normpath(value), "the user's job log"
+
+
+def keyboard_idle_from(path: str, offset: int, cluster: int) -> dict[tuple[int, float], float]:
+    """Each run's ``KeyboardIdle`` of ``cluster`` from the job log at ``path``
+    (its 028 events after PRE's ``offset``)."""
+    from condor_rlrep.condor.eventlog import read_events, rebuild_cluster
+
+    return rebuild_cluster(read_events(path, offset=offset), cluster).keyboard_idle
 
 
 def load_model(store: Any) -> Any:
@@ -90,13 +144,15 @@ def exposure_cells(invocations: Iterable[Any], keyboard_idle: Mapping[tuple[int,
     return [[hour, bucket, seconds, events] for (hour, bucket), (seconds, events) in sorted(cells.items())]
 
 
-def record(store: Any, key: str, history: Any) -> str:
-    """POST's update of the model from the rebuilt cluster; what was done."""
+def record(store: Any, key: str, history: Any, keyboard_idle: Mapping[tuple[int, float], float] | None = None) -> str:
+    """POST's update of the model from the rebuilt cluster (``keyboard_idle``:
+    from the job's log, else the node log's); what was done."""
     from condor_rlrep.agent.state import StateSpace
     from condor_rlrep.survival import SurvivalModel
 
     space = StateSpace.from_config(store.config)
-    cells = exposure_cells(history.invocations, history.keyboard_idle, space.hour_of_week, SurvivalModel().bucket)
+    idle = {**history.keyboard_idle, **(keyboard_idle or {})}
+    cells = exposure_cells(history.invocations, idle, space.hour_of_week, SurvivalModel().bucket)
     if not cells:
         return "model: no run to learn from"
     fresh = store.record_exposure(key, cells)

@@ -333,9 +333,17 @@ def _record_model(context: str, settings: Any, state: dict[str, Any], history: A
                                 history.cluster)
     try:
         timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
+        model = state["model"]
+        idle, note = None, ""
+        if model.get("job_log"):
+            try:
+                idle = model_path.keyboard_idle_from(str(model["job_log"]), int(model.get("job_log_offset") or 0),
+                                                     history.cluster)
+            except Exception as err:  # the runs still count, their idle bucket unknown
+                note = f" (job log unreadable: {describe(err)})"
         with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
                         broker=broker_socket(context)) as store:
-            return model_path.record(store, key, history)
+            return model_path.record(store, key, history, idle) + note
     except Exception as err:
         return f"model NOT updated: {describe(err)}"
 

@@ -241,10 +241,17 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         dagman_macros = _node_macros(context, node, retry, dagid)
         validate_description(text, expected_procs=1, macros=dagman_macros)
         extra, files, notes = plan_replica_files(text, macros=dagman_macros, cwd=os.getcwd())
-    if model_detail is not None:  # POST learns each run's KeyboardIdle from the node log
-        from condor_rlrep.hooks.model import SUBMIT_LINES
+    if model_detail is not None:  # POST learns each run's KeyboardIdle from the job's log
+        from condor_rlrep.hooks.model import SUBMIT_LINES, job_log
 
-        extra = [*extra, *SUBMIT_LINES]
+        lines, log_path, log_note = job_log(text, context, node, _node_macros(context, node, retry, dagid), os.getcwd())
+        extra = [*extra, *SUBMIT_LINES, *lines]
+        try:
+            log_size = os.stat(log_path).st_size if log_path else 0
+        except OSError:
+            log_size = 0
+        model_detail.update(job_log=log_path, job_log_offset=log_size)
+        notes.append(log_note)
     body = replica_description(text, replicas=replicas, tags=tags, extra_lines=extra)
     if replicas > 1:
         validate_description(body, expected_procs=replicas, macros=dagman_macros)
