@@ -33,6 +33,10 @@ def _clusters(dag: Path) -> dict[str, list[int]]:
     return found
 
 
+def _idle_logged(log: Path, cluster: int) -> dict[tuple[int, float], float]:
+    return rebuild_cluster(read_events(log), cluster).keyboard_idle if log.exists() else {}
+
+
 def _running(pool: Pool, cluster: int) -> list[int]:
     out = pool.check(["condor_q", str(cluster), "-af", "ProcId", "JobStatus"], cwd=pool.work)
     return [int(p) for p, s in (line.split() for line in out.splitlines() if line.strip()) if s == "2"]
@@ -51,6 +55,9 @@ def test_a_vacated_replica_is_learnt_and_the_next_decision_uses_it(pool: Pool) -
     pool.submit_dag(dag)
     cluster = pool.wait_for(lambda: next(iter(_clusters(dag).get("A", [])), None), 90, "A's cluster")
     pool.wait_for(lambda: _running(pool, cluster) == [0, 1], 90, "A's two replicas running")
+    # vacate only once replica 1's run is in the logs (a vacate before its
+    # execute event is logged leaves an eviction with no run to learn from)
+    pool.wait_for(lambda: len(_idle_logged(work / "j.log", cluster)) == 2, 60, "both runs' KeyboardIdle in j.log")
     pool.check(["condor_vacate_job", f"{cluster}.1"], cwd=work)
     assert pool.wait_dag(dag, timeout=300) == 0
 
@@ -60,15 +67,20 @@ def test_a_vacated_replica_is_learnt_and_the_next_decision_uses_it(pool: Pool) -
     assert state_a["model"]["hour_evictions"] == 0
     history = rebuild_cluster(read_events(str(dag) + ".nodes.log"), cluster)
     assert history.evictions == 1 and history.winner == 0
-    # the node log has each run's KeyboardIdle (job_machine_attrs + job_ad_information_attrs)
+    # the job's own log has each run's KeyboardIdle (job_machine_attrs + job_ad_information_attrs);
+    # DAGMan's node log never has it
     starts = {(inv.replica, inv.start) for inv in history.invocations}
-    assert set(history.keyboard_idle) == starts, (history.keyboard_idle, history.invocations)
+    assert history.keyboard_idle == {}
+    assert set(_idle_logged(work / "j.log", cluster)) == starts, history.invocations
+    assert state_a["model"]["job_log"] == str(work / "j.log")
 
     with SqliteStore(store) as opened:
         cells = opened.survival_cells()
     assert sum(c[3] for c in cells) == 1.0, cells  # the vacate: one eviction, the rest censored
-    exposure = sum(inv.end - inv.start for inv in history.invocations)
-    assert sum(c[2] for c in cells) == pytest.approx(exposure)
+    (cluster_b,) = _clusters(dag)["B"]
+    history_b = rebuild_cluster(read_events(str(dag) + ".nodes.log"), cluster_b)
+    exposure = sum(inv.end - inv.start for h in (history, history_b) for inv in h.invocations)
+    assert sum(c[2] for c in cells) == pytest.approx(exposure)  # A's runs and then B's
     assert all(c[1] >= 0 for c in cells), cells  # every run's idle bucket was known
     post_a = [line for line in hooks_log(dag) if " POST A " in line]
     assert len(post_a) == 1 and "1 eviction(s)" in post_a[0] and "FAIL-OPEN" not in post_a[0], post_a
