@@ -17,6 +17,8 @@ import pytest
 
 from _pool import Pool, hooks_log, write
 from condor_rlrep.agent import SqliteStore
+from condor_rlrep.agent.state import StateSpace
+from condor_rlrep.hooks.model import exposure_cells
 from condor_rlrep.condor.eventlog import cluster_nodes, read_events, rebuild_cluster
 from condor_rlrep.survival import SurvivalModel, choose_replicas
 
@@ -44,12 +46,15 @@ def _running(pool: Pool, cluster: int) -> list[int]:
 
 def test_a_vacated_replica_is_learnt_and_the_next_decision_uses_it(pool: Pool) -> None:
     work = pool.workdir("model")
-    write(work / "j.sub", "executable = /bin/sleep\narguments = 20\nlog = j.log\nrequest_memory = 32MB\n"
+    write(work / "j.sub", "executable = /bin/sleep\narguments = 30\nlog = j.log\nrequest_memory = 32MB\n"
           "request_disk = 1MB\nqueue\n")
-    write(work / "w.dag", 'JOB A j.sub\nJOB B j.sub\nPARENT A CHILD B\nVARS ALL_NODES rlrep_estimate="1920"\n')
+    write(work / "w.dag", 'JOB A j.sub\nJOB B j.sub\nPARENT A CHILD B\nVARS ALL_NODES rlrep_estimate="30"\n')
     store = work / "agent.sqlite"
-    out = pool.rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--policy", "model:3", "--store", str(store),
-                     cwd=work)
+    # Runs of 30 s at the prior's 1/8 h: s = 0.99896, so a target of 0.99999 takes two; once A's
+    # eviction is in (about a minute of runs), three. hi = 5 and φ = 2: B, decided after A, is
+    # neither late nor given a rerun's slack (φ′ within [0, 5)) however long DAGMan takes.
+    out = pool.rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--policy", "model:3,target=0.99999,hi=5",
+                     "--phi", "2", "--store", str(store), cwd=work)
     assert "created now" in out
     dag = work / "run" / "w.rlrep.dag"
     pool.submit_dag(dag)
@@ -87,9 +92,13 @@ def test_a_vacated_replica_is_learnt_and_the_next_decision_uses_it(pool: Pool) -
 
     state_b = json.loads((context / "state" / "B.json").read_text())
     hour_b = state_b["model"]["hour_of_week"]
-    expected = choose_replicas(SurvivalModel.from_cells(cells), hour_b, state_b["phi_prime"], 1920.0, [None] * 3,
-                               target=0.95, hi=1.0)
+    assert 0.0 <= state_b["phi_prime"] < 5.0, state_b
+    # what B saw: A's runs only (B's own came after its decision)
+    cells_a = exposure_cells(history.invocations, _idle_logged(work / "j.log", cluster),
+                             StateSpace().hour_of_week, SurvivalModel().bucket)
+    expected = choose_replicas(SurvivalModel.from_cells(cells_a), hour_b, state_b["phi_prime"], 30.0, [None] * 3,
+                               target=0.99999, hi=5.0)
     assert state_b["replicas"] == expected.replicas
-    if hour_b in {c[0] for c in cells}:  # B decided in the hour of A's runs (not across an hour's turn)
+    if hour_b in {c[0] for c in cells_a}:  # B decided in the hour of A's runs (not across an hour's turn)
         assert state_b["model"]["hour_evictions"] == 1 and state_b["replicas"] == 3, state_b
     assert "FAIL-OPEN" not in "\n".join(hooks_log(dag))
