@@ -327,3 +327,17 @@ def test_paths_with_uri_characters(tmp_path):
     with SqliteStore(p) as s:
         assert s.decision(d.decision_id).pending
     assert sorted(x.name for x in p.parent.iterdir()) == ["a b.sqlite"]
+
+
+def test_a_document_with_a_bad_survival_cell_is_refused_naming_it(store, tmp_path):
+    doc = store.export()
+    for bad, fault in (([[200, 0, 1.0, 0]], r"survival\[0\]\.hour"), ([[1, 0, 1.0, -1]], r"survival\[0\]\.evictions"),
+                       ("x", "survival: must be a list")):
+        with pytest.raises(StoreError, match=fault):
+            SqliteStore.import_document(tmp_path / "new.sqlite", {**doc, "survival": bad})
+        assert not (tmp_path / "new.sqlite").exists()  # nothing written
+    with pytest.raises(StoreError, match=r"survival_runs\[1\]: duplicate key"):
+        SqliteStore.import_document(tmp_path / "new.sqlite", {**doc, "survival_runs": [["k", 1.0], ["k", 2.0]]})
+    old = {k: v for k, v in doc.items() if k not in ("survival", "survival_runs")}  # a version-3 document
+    with SqliteStore.import_document(tmp_path / "v3.sqlite", {**old, "schema_version": 3}) as imported:
+        assert imported.survival_cells() == []

@@ -264,3 +264,24 @@ def test_cli_and_train_accept_a_url(pg_url, tmp_path):
     trained = runner.invoke(cli, args + ["--replace"])
     assert trained.exit_code == 0, trained.output
     assert backends.load_agent(pg_url).rewards_seen > 0
+
+
+def test_migrate_and_export_carry_the_survival_model(pg_url, tmp_path):
+    """`agent migrate` both ways and `agent export`/`import` keep the model
+    policy's cells and the keys of the node attempts already counted."""
+    runner = CliRunner()
+    source = tmp_path / "s.sqlite"
+    with SqliteStore.create(source, CONFIG) as sq:
+        sq.record_exposure("dag|run|A|0|41", [[10, -1, 2521.0, 1], [10, 0, 1920.0, 0], [10, 1, 600.0, 1]], now=5.0)
+        sq.record_exposure("dag|run|B|0|42", [[11, 2, 30.5, 0]], now=6.0)
+        cells = sq.survival_cells()
+    moved = runner.invoke(agent, ["migrate", "--from", str(source), "--to", pg_url])
+    assert moved.exit_code == 0, moved.output
+    with PostgresStore(pg_url) as pg:
+        assert pg.survival_cells() == cells
+        assert pg.record_exposure("dag|run|A|0|41", [[10, -1, 1.0, 0]]) is False  # already counted before the move
+    back = tmp_path / "back.sqlite"
+    assert runner.invoke(agent, ["migrate", "--from", pg_url, "--to", str(back)]).exit_code == 0
+    exported = runner.invoke(agent, ["export", "--store", str(back)]).output
+    assert json.loads(exported)["survival"] == [list(c) for c in cells]
+    assert json.loads(exported)["survival_runs"] == [["dag|run|A|0|41", 5.0], ["dag|run|B|0|42", 6.0]]
