@@ -30,8 +30,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import numpy as np
-
 __all__ = [
     "SurvivalModel",
     "DEFAULT_IDLE_EDGES",
@@ -71,8 +69,10 @@ class SurvivalModel:
         self.buckets = len(edges) + 1
         self.prior_seconds = float(prior_seconds)
         self.prior_rate = float(prior_rate)
-        self.exposure = np.zeros((HOURS_OF_WEEK, self.buckets))
-        self.evictions = np.zeros((HOURS_OF_WEEK, self.buckets))
+        # nested lists, not numpy: the PRE hook builds one per call (numpy's
+        # import is most of a hook's start-up); the arithmetic is the same IEEE doubles
+        self.exposure = [[0.0] * self.buckets for _ in range(HOURS_OF_WEEK)]
+        self.evictions = [[0.0] * self.buckets for _ in range(HOURS_OF_WEEK)]
         # running totals per hour and for the week (no re-summing per query)
         self._hour_exposure = [0.0] * HOURS_OF_WEEK
         self._hour_evictions = [0.0] * HOURS_OF_WEEK
@@ -95,12 +95,12 @@ class SurvivalModel:
         if seconds < 0:
             raise ValueError(f"an invocation cannot run {seconds!r} s")
         if bucket is not None:
-            self.exposure[hour, bucket] += seconds
+            self.exposure[hour][bucket] += seconds
         self._hour_exposure[hour] += seconds
         self._week_exposure += seconds
         if evicted:
             if bucket is not None:
-                self.evictions[hour, bucket] += 1.0
+                self.evictions[hour][bucket] += 1.0
             self._hour_evictions[hour] += 1.0
             self._week_evictions += 1.0
 
@@ -115,8 +115,8 @@ class SurvivalModel:
         if not (exposure >= 0 and evictions >= 0 and math.isfinite(exposure) and math.isfinite(evictions)):
             raise ValueError(f"cell ({hour}, {bucket}): exposure and evictions must be finite and >= 0")
         if bucket is not None:
-            self.exposure[hour, bucket] += exposure
-            self.evictions[hour, bucket] += evictions
+            self.exposure[hour][bucket] += exposure
+            self.evictions[hour][bucket] += evictions
         self._hour_exposure[hour] += exposure
         self._hour_evictions[hour] += evictions
         self._week_exposure += exposure
@@ -151,7 +151,7 @@ class SurvivalModel:
         at_hour = (self._hour_evictions[hour] + k * week) / (self._hour_exposure[hour] + k)
         if bucket is None:
             return float(at_hour)
-        return float((self.evictions[hour, bucket] + k * at_hour) / (self.exposure[hour, bucket] + k))
+        return float((self.evictions[hour][bucket] + k * at_hour) / (self.exposure[hour][bucket] + k))
 
     def survival(self, hour: int, bucket: int | None, seconds: float) -> float:
         """Probability that a run of ``seconds`` placed there sees no login."""
