@@ -9,7 +9,11 @@ The DAG is layered and seeded (100 layers of 100 nodes, 1–3 parents each);
 the node log already holds the events of 9,000 finished nodes (~10 MB) so
 that POST faces a realistic late-run log. Usage::
 
-    python benchmarks/bench_hooks.py [--nodes 10000] [--repeat 15] [--seed 1]
+    python benchmarks/bench_hooks.py [--nodes 10000] [--repeat 15] [--seed 1] [--policy agent|model:3|…]
+
+``--policy model:3`` measures the survival-model path (issue 14: PRE reads
+the model from the store, POST adds the node's runs to it) against the same
+anchor.
 
 Wall and CPU (user + sys of the process) medians are both printed: on a
 shared machine the CPU ratio is the steadier one, while the wall figure also
@@ -82,6 +86,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--finished", type=float, default=0.9, help="fraction of nodes already in the node log")
     parser.add_argument("--keep", action="store_true", help="keep the work directory (printed) for profiling")
+    parser.add_argument("--policy", default="agent", help="instrument's --policy (agent, model:3, fixed:2 …)")
     args = parser.parse_args()
 
     work = Path(tempfile.mkdtemp(prefix="bench-hooks-"))
@@ -94,7 +99,7 @@ def main() -> None:
         dag = make_dag(work, args.nodes, args.seed)
         out = work / "run" / "big.rlrep.dag"
         t = time.perf_counter()
-        result = instrument(dag, out, InstrumentOptions(store=str(work / "agent.sqlite")))
+        result = instrument(dag, out, InstrumentOptions(store=str(work / "agent.sqlite"), policy=args.policy))
         instrument_s = time.perf_counter() - t
         workflow = read_dag(out)
         names = result.replicated
@@ -164,7 +169,7 @@ def main() -> None:
         cbase, cpre, cpost = (statistics.median(x) for x in (import_cpu, pre_cpu, post_cpu))
         fl, cfl = statistics.median(floor_times), statistics.median(floor_cpu)
         log = (Path(result.context) / "hooks.log").read_text()
-        print(f"DAG: {args.nodes} nodes, node log {log_mb:.1f} MB ({finished} nodes finished); "
+        print(f"policy {args.policy}; DAG: {args.nodes} nodes, node log {log_mb:.1f} MB ({finished} nodes finished); "
               f"instrument {instrument_s:.2f} s; fail-open lines: {log.count('FAIL-OPEN')}; "
               f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
         print("                               wall median        CPU (user+sys) median")

@@ -224,7 +224,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         if detect_format(handle.read(4096), src) != "dag":
             raise InputError("not a DAGMan DAG file; turn it into one with `condor-rlrep export` first", path=src)
     spec = _live_policy(opts)
-    if spec.count is not None and spec.kind == "rl":
+    if spec.count is not None and spec.kind in ("rl", "model"):
         opts = replace(opts, max_replicas=spec.count)
     hook_policy = spec.hook_policy
     if not (isinstance(opts.phi, (int, float)) and -1.0 < opts.phi < float("inf")):
@@ -362,7 +362,14 @@ def _live_policy(opts: InstrumentOptions) -> PolicySpec:
     """``--policy`` as a live spec (:func:`condor_rlrep.policyspec.live_spec`);
     the R of ``rl:R`` must agree with an explicit ``--max-replicas``."""
     spec = live_spec(opts.policy)
-    if spec.kind == "rl" and spec.count is not None and opts.max_replicas not in (None, spec.count):
+    if spec.kind == "model":  # its target and hi checked as the PRE hook will read them
+        from condor_rlrep.survival import model_spec_of
+
+        try:
+            model_spec_of(spec)
+        except ValueError as err:
+            raise InputError(str(err)) from None
+    if spec.kind in ("rl", "model") and spec.count is not None and opts.max_replicas not in (None, spec.count):
         raise InputError(f"--policy {spec.text} means at most {spec.count} replicas but --max-replicas is "
                          f"{opts.max_replicas}; give one of them")
     return spec

@@ -54,7 +54,6 @@ MAX_LIVE_REPLICAS = 100
 
 NOT_LIVE = {
     "oracle": "is the simulator's clairvoyant bound (it knows every future login)",
-    "model": "is simulator-only here (its survival model is not built live yet)",
     "react": "is simulator-only (held spare replicas released by the reaper are not built live)",
     "model-react": "is simulator-only (held spare replicas released by the reaper are not built live)",
 }
@@ -66,7 +65,7 @@ _BASE = re.compile(
     r"^(?:(single|agent)|(fixed|oracle):(\d+)|rl(?:-([a-z0-9-]+))?(?::(\d+))?|(epsilon-greedy|ucb1|thompson)"
     r"|(model|model-react|react):(\d+)((?:,[^,]*)*))$"
 )
-_LIVE_EXAMPLES = "agent, rl:R, single, fixed:K, or idle-<one of them>"
+_LIVE_EXAMPLES = "agent, rl:R, single, fixed:K, idle-<one of them>, or model:R[,target=T,hi=H]"
 _SIM_EXAMPLES = ("single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R, oracle:R, idle-<policy>, "
                  "model:R[,target=T,hi=H], react:R or model-react:R")
 

@@ -52,8 +52,12 @@ def test_model_specs_parse_with_options_and_place_idle():
     assert parse_spec("model:3,target=0.9") == parse_spec("model:3,target=0.90")
 
 
-@pytest.mark.parametrize("text", ["oracle:3", "model:3", "model:3,target=0.9", "react:2", "model-react:3",
-                                  "idle-oracle:2"])
+def test_model_is_live():  # issue 14: the survival model runs in the hooks (hooks/model.py)
+    spec = live_spec("model:3,target=0.9")
+    assert (spec.kind, spec.count, spec.hook_policy, spec.fixed_replicas) == ("model", 3, "model:3,target=0.9", None)
+
+
+@pytest.mark.parametrize("text", ["oracle:3", "react:2", "model-react:3", "idle-oracle:2"])
 def test_live_refuses_simulator_only_policies_in_one_line_naming_them(text):
     with pytest.raises(InputError) as refused:
         live_spec(text)

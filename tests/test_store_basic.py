@@ -175,17 +175,55 @@ def test_older_schema_is_migrated(store, path):
     conn = sqlite3.connect(path)
     conn.execute("DROP INDEX decisions_pending")
     conn.execute("DROP TABLE settings")
+    conn.execute("DROP TABLE survival")
+    conn.execute("DROP TABLE survival_runs")
     conn.execute("DELETE FROM schema_version WHERE version > 1")
     conn.execute("PRAGMA user_version = 1")
     conn.commit()
     conn.close()
     with SqliteStore(path) as s:
         assert s.decision(d.decision_id).pending
+        assert s.survival_cells() == []
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
-    assert conn.execute("SELECT version FROM schema_version ORDER BY 1").fetchall() == [(1,), (2,), (3,)]
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
+    assert conn.execute("SELECT version FROM schema_version ORDER BY 1").fetchall() == [(1,), (2,), (3,), (4,)]
     assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'decisions_pending'").fetchone()
     conn.close()
+
+
+def test_version_3_store_gains_the_survival_model(store, path):
+    """A store written by the previous release (version 3) keeps its
+    decisions and retention, and gets the model policy's tables."""
+    d = store.decide(phi_prime=0.1, hour=1, rng=0)
+    store.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP TABLE survival")
+    conn.execute("DROP TABLE survival_runs")
+    conn.execute("DELETE FROM schema_version WHERE version > 3")
+    conn.execute("PRAGMA user_version = 3")
+    conn.commit()
+    conn.close()
+    with SqliteStore(path) as s:
+        assert s.decision(d.decision_id).pending
+        assert s.record_exposure("run/A/12", [[5, -1, 100.0, 1], [5, 2, 50.0, 0]], now=7.0)
+        assert not s.record_exposure("run/A/12", [[5, -1, 100.0, 1]])  # a rerun POST adds nothing
+        assert s.survival_cells() == [(5, -1, 100.0, 1.0), (5, 2, 50.0, 0.0)]
+        assert s.record_exposure("run/B/13", [[5, -1, 20.0, 0], [5, -1, 5.0, 1]])  # same cell: summed
+        assert s.survival_cells() == [(5, -1, 125.0, 2.0), (5, 2, 50.0, 0.0)]
+        doc = s.export()
+    assert doc["survival"] == [[5, -1, 125.0, 2.0], [5, 2, 50.0, 0.0]]
+    assert [key for key, _ in doc["survival_runs"]] == ["run/A/12", "run/B/13"]
+
+
+@pytest.mark.parametrize("cell, fault", [
+    ([168, 0, 1.0, 0], "hour"), ([0, -2, 1.0, 0], "bucket"), ([0, 0, -1.0, 0], "exposure"),
+    ([0, 0, float("nan"), 0], "exposure"), ([0, 0, 1.0, True], "evictions"), ([0, 0, 1.0], "expected"),
+])
+def test_bad_exposure_cells_are_refused_and_nothing_is_written(store, cell, fault):
+    with pytest.raises(StoreError, match=fault):
+        store.record_exposure("k", [[1, 0, 10.0, 0], cell])
+    assert store.survival_cells() == []
+    assert store.record_exposure("k", [[1, 0, 10.0, 0]])  # the key was not taken by the refused call
 
 
 def _filled(store):
@@ -195,6 +233,8 @@ def _filled(store):
         d = store.decide(phi_prime=phi, hour=k % 24, context={"node": f"n{k}", "k": k}, rng=rng, now=1000.0 + k / 3)
         if k % 3:
             store.record(d.decision_id, [1.0, 0.1 + 1 / 3, -5.0][k % 3], {"sigma": k / 7}, now=2000.0 + k / 7)
+        if k % 5 == 0:
+            store.record_exposure(f"run/n{k}/{k}", [[k % 168, k % 7 - 1, 100.0 + k / 3, k % 2]], now=3000.0 + k)
 
 
 def test_export_import_round_trips_exactly(store, tmp_path):
@@ -287,3 +327,17 @@ def test_paths_with_uri_characters(tmp_path):
     with SqliteStore(p) as s:
         assert s.decision(d.decision_id).pending
     assert sorted(x.name for x in p.parent.iterdir()) == ["a b.sqlite"]
+
+
+def test_a_document_with_a_bad_survival_cell_is_refused_naming_it(store, tmp_path):
+    doc = store.export()
+    for bad, fault in (([[200, 0, 1.0, 0]], r"survival\[0\]\.hour"), ([[1, 0, 1.0, -1]], r"survival\[0\]\.evictions"),
+                       ("x", "survival: must be a list")):
+        with pytest.raises(StoreError, match=fault):
+            SqliteStore.import_document(tmp_path / "new.sqlite", {**doc, "survival": bad})
+        assert not (tmp_path / "new.sqlite").exists()  # nothing written
+    with pytest.raises(StoreError, match=r"survival_runs\[1\]: duplicate key"):
+        SqliteStore.import_document(tmp_path / "new.sqlite", {**doc, "survival_runs": [["k", 1.0], ["k", 2.0]]})
+    old = {k: v for k, v in doc.items() if k not in ("survival", "survival_runs")}  # a version-3 document
+    with SqliteStore.import_document(tmp_path / "v3.sqlite", {**old, "schema_version": 3}) as imported:
+        assert imported.survival_cells() == []

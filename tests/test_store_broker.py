@@ -136,3 +136,30 @@ def test_a_postgresql_store_through_the_broker(tmp_path: Path, pg_url: str) -> N
     with open_store(pg_url) as store:
         (row,) = store.decisions()
         assert row.reward == 1.0 and row.context == {"node": "A"}
+
+
+def test_the_model_policys_requests_go_through_the_broker(tmp_path: Path, pg_url: str) -> None:
+    """model:R's PRE reads the survival model and its POST adds a node's runs,
+    through the run's broker as the agent's hooks do (a server store)."""
+    from condor_rlrep.hooks import model as model_path
+    from condor_rlrep.survival import ModelSpec
+
+    create_store(pg_url, AgentConfig(max_replicas=3)).close()
+    sock = _short_socket(tmp_path)
+    cells = [[10, -1, 2521.0, 1.0], [10, 0, 1920.0, 0.0], [10, 1, 600.0, 1.0]]
+    monday_10 = 1796637600.0
+    with StoreBroker(pg_url, sock) as broker:
+        with open_store(pg_url, broker=sock) as store:
+            assert isinstance(store, BrokerClient)
+            assert model_path.decide(store, ModelSpec(3), phi=0.5, estimate=1920, decided_at=monday_10, cap=3)[0] == 2
+            assert store.record_exposure("run|A|0|41", cells) is True
+            assert store.record_exposure("run|A|0|41", cells) is False
+            with pytest.raises(StoreError, match="hour"):
+                store.record_exposure("bad", [[200, 0, 1.0, 0]])
+            assert store.survival_cells() == [tuple(c) for c in cells]
+            replicas, detail = model_path.decide(store, ModelSpec(3), phi=0.5, estimate=1920, decided_at=monday_10,
+                                                 cap=3)
+            assert replicas == 3 and detail["hour_evictions"] == 2
+        assert broker.errors == 1
+    with open_store(pg_url) as store:
+        assert store.survival_cells() == [tuple(c) for c in cells]

@@ -55,6 +55,12 @@ def test_same_history_same_store_as_sqlite(pg_url, tmp_path):
                 reward = float([1.0, 0.6, -5.0, 0.25][k % 4])
                 assert pg.record(a.decision_id, reward, {"s": k / 7}, now=2000.0 + k) is True
                 assert sq.record(b.decision_id, reward, {"s": k / 7}, now=2000.0 + k) is True
+            if k % 11 == 0:  # the model policy's cells, keys that sort differently by locale
+                cells = [[k % 168, k % 5 - 1, 60.0 + k / 7, k % 2], [k % 168, -1, 1.5, 0]]
+                key = f"{'Zz'[k % 2]}run/{k}-node_{k}"
+                assert pg.record_exposure(key, cells, now=3000.0 + k) is sq.record_exposure(key, cells, now=3000.0 + k)
+                assert pg.record_exposure(key, cells) is sq.record_exposure(key, cells) is False
+        assert pg.survival_cells() == sq.survival_cells() != []
         assert _text(pg) == _text(sq)
         assert pg.stats().states_recovering == sq.stats().states_recovering
         assert pg.load_agent(rng=0).to_state() == sq.load_agent(rng=0).to_state()
@@ -128,10 +134,19 @@ def test_schema_versions(pg_url):
     with PostgresStore.create(pg_url, CONFIG) as store:
         d = store.decide(phi_prime=0.1, hour=1, rng=0)
     _sql(pg_url, f"DROP INDEX {SCHEMA}.decisions_pending; DROP TABLE {SCHEMA}.settings;"
+                 f" DROP TABLE {SCHEMA}.survival; DROP TABLE {SCHEMA}.survival_runs;"
                  f" DELETE FROM {SCHEMA}.schema_version WHERE version > 1")
     with PostgresStore(pg_url) as store:  # migrated on open
         assert store.decision(d.decision_id).pending and store.retention.closed is None
-    assert _sql(pg_url, f"SELECT version FROM {SCHEMA}.schema_version ORDER BY 1") == [(1,), (2,), (3,)]
+        assert store.survival_cells() == []
+    assert _sql(pg_url, f"SELECT version FROM {SCHEMA}.schema_version ORDER BY 1") == [(1,), (2,), (3,), (4,)]
+    # version 3 (the previous release) to 4: decisions kept, the model's tables added
+    _sql(pg_url, f"DROP TABLE {SCHEMA}.survival; DROP TABLE {SCHEMA}.survival_runs;"
+                 f" DELETE FROM {SCHEMA}.schema_version WHERE version > 3")
+    with PostgresStore(pg_url) as store:
+        assert store.decision(d.decision_id).pending
+        assert store.record_exposure("r/A/1", [[3, 0, 10.0, 1]]) and store.survival_cells() == [(3, 0, 10.0, 1.0)]
+    assert _sql(pg_url, f"SELECT version FROM {SCHEMA}.schema_version ORDER BY 1") == [(1,), (2,), (3,), (4,)]
     assert _sql(pg_url, "SELECT 1 FROM pg_indexes WHERE indexname = 'decisions_pending'") == [(1,)]
     _sql(pg_url, f"INSERT INTO {SCHEMA}.schema_version VALUES ({SCHEMA_VERSION + 1}, 0)")
     with pytest.raises(StoreError, match="newer"):
@@ -249,3 +264,24 @@ def test_cli_and_train_accept_a_url(pg_url, tmp_path):
     trained = runner.invoke(cli, args + ["--replace"])
     assert trained.exit_code == 0, trained.output
     assert backends.load_agent(pg_url).rewards_seen > 0
+
+
+def test_migrate_and_export_carry_the_survival_model(pg_url, tmp_path):
+    """`agent migrate` both ways and `agent export`/`import` keep the model
+    policy's cells and the keys of the node attempts already counted."""
+    runner = CliRunner()
+    source = tmp_path / "s.sqlite"
+    with SqliteStore.create(source, CONFIG) as sq:
+        sq.record_exposure("dag|run|A|0|41", [[10, -1, 2521.0, 1], [10, 0, 1920.0, 0], [10, 1, 600.0, 1]], now=5.0)
+        sq.record_exposure("dag|run|B|0|42", [[11, 2, 30.5, 0]], now=6.0)
+        cells = sq.survival_cells()
+    moved = runner.invoke(agent, ["migrate", "--from", str(source), "--to", pg_url])
+    assert moved.exit_code == 0, moved.output
+    with PostgresStore(pg_url) as pg:
+        assert pg.survival_cells() == cells
+        assert pg.record_exposure("dag|run|A|0|41", [[10, -1, 1.0, 0]]) is False  # already counted before the move
+    back = tmp_path / "back.sqlite"
+    assert runner.invoke(agent, ["migrate", "--from", pg_url, "--to", str(back)]).exit_code == 0
+    exported = runner.invoke(agent, ["export", "--store", str(back)]).output
+    assert json.loads(exported)["survival"] == [list(c) for c in cells]
+    assert json.loads(exported)["survival_runs"] == [["dag|run|A|0|41", 5.0], ["dag|run|B|0|42", 6.0]]

@@ -32,6 +32,9 @@ class Header:
     estimates: list[tuple[int, int, int, float, str]]
     recovery: list[tuple[int, int]]
     retention: Retention
+    survival: list[tuple[int, int, float, float]] = ()  # type: ignore[assignment]
+    """The model policy's cells (schema 4; absent from older documents)."""
+    survival_runs: list[tuple[str, float]] = ()  # type: ignore[assignment]
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,8 @@ class ParsedDocument:
 
 
 HEADER_KEYS = ("format", "schema_version", "config", "rewards_seen", "last_decision_id", "estimates")
-"""Keys a document must have besides ``decisions`` (``recovery`` and ``retention`` are optional)."""
+"""Keys a document must have besides ``decisions`` (``recovery``, ``retention``,
+``survival`` and ``survival_runs`` are optional)."""
 
 
 def parse_header(doc: Mapping[str, Any], schema_version: int) -> Header:
@@ -94,7 +98,22 @@ def parse_header(doc: Mapping[str, Any], schema_version: int) -> Header:
         recovery.append((entry[0], _nonneg(entry[1], f"recovery[{i}].remaining")))
     retention = doc.get("retention")
     retention = Retention() if retention is None else Retention.from_dict(retention)
-    return Header(config, rewards_seen, last_id, estimates, recovery, retention)
+    from condor_rlrep.agent._survival import check_cells, check_key
+
+    survival = check_cells(_list(doc.get("survival", []), "survival"))
+    runs: dict[str, float] = {}
+    for i, entry in enumerate(_list(doc.get("survival_runs", []), "survival_runs")):
+        if not isinstance(entry, list) or len(entry) != 2:
+            raise StoreError(f"survival_runs[{i}]: expected [key, recorded_at]")
+        try:
+            key = check_key(entry[0])
+        except StoreError as err:
+            raise StoreError(f"survival_runs[{i}]: {err}") from None
+        _finite(entry[1], f"survival_runs[{i}].recorded_at")
+        if key in runs:
+            raise StoreError(f"survival_runs[{i}]: duplicate key {key!r}")
+        runs[key] = float(entry[1])
+    return Header(config, rewards_seen, last_id, estimates, recovery, retention, survival, sorted(runs.items()))
 
 
 class DecisionChecker:

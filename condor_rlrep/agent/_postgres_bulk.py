@@ -34,7 +34,8 @@ __all__ = ["PostgresWholeStore", "PRUNE_BATCH"]
 
 PRUNE_BATCH = 5000
 _S = SCHEMA
-_TABLES = ", ".join(f"{_S}.{t}" for t in ("agent", "reward_counts", "estimates", "recovery", "decisions", "settings"))
+_TABLES = ", ".join(f"{_S}.{t}" for t in ("agent", "reward_counts", "estimates", "recovery", "decisions", "settings",
+                                                   "survival", "survival_runs"))
 _DECISIONS_SEQUENCE = f"{_S}.decisions_id_seq"
 
 
@@ -163,6 +164,10 @@ class PostgresWholeStore:
                 conn.cursor().executemany(f"INSERT INTO {_S}.recovery (state, remaining) VALUES (%s, %s)",
                                           header.recovery)
                 store._write_retention(header.retention)
+                conn.cursor().executemany(f"INSERT INTO {_S}.survival (hour, bucket, exposure, evictions)"
+                                          " VALUES (%s, %s, %s, %s)", header.survival)
+                conn.cursor().executemany(f"INSERT INTO {_S}.survival_runs (key, recorded_at) VALUES (%s, %s)",
+                                          header.survival_runs)
                 last = max(header.last_decision_id, int(issued))  # never reuse an id this store handed out
                 if last:
                     conn.execute("SELECT setval(%s, %s, true)", (_DECISIONS_SEQUENCE, last))
@@ -189,6 +194,7 @@ class PostgresWholeStore:
     def _has_data(self) -> bool:
         return bool(self._conn.execute(
             f"SELECT EXISTS (SELECT 1 FROM {_S}.decisions) OR EXISTS (SELECT 1 FROM {_S}.estimates)"
+            f" OR EXISTS (SELECT 1 FROM {_S}.survival)"
             f" OR (SELECT rewards_seen FROM {_S}.agent WHERE id = 1)"
             f" + (SELECT COALESCE(SUM(n), 0) FROM {_S}.reward_counts) > 0"
         ).fetchone()[0])
@@ -198,6 +204,8 @@ class PostgresWholeStore:
         conn.execute(f"DELETE FROM {_S}.decisions")
         conn.execute(f"DELETE FROM {_S}.estimates")
         conn.execute(f"DELETE FROM {_S}.recovery")
+        conn.execute(f"DELETE FROM {_S}.survival")
+        conn.execute(f"DELETE FROM {_S}.survival_runs")
         conn.execute(f"UPDATE {_S}.reward_counts SET n = 0 WHERE n <> 0")
         conn.execute(f"UPDATE {_S}.agent SET config = %s, rewards_seen = %s WHERE id = 1", (config_text, rewards_seen))
 
@@ -223,6 +231,10 @@ class PostgresWholeStore:
             "rewards_seen": rewards_seen,
             "last_decision_id": int(last_id),
             "retention": self._read_retention().to_dict(),
+            "survival": [list(row) for row in self._conn.execute(
+                f"SELECT hour, bucket, exposure, evictions FROM {_S}.survival ORDER BY 1, 2")],
+            "survival_runs": [list(row) for row in self._conn.execute(
+                f'SELECT key, recorded_at FROM {_S}.survival_runs ORDER BY key COLLATE "C"')],
         }
         estimates = [[s, a, n, q, json.loads(w)] for s, a, n, q, w in self._conn.execute(
             f'SELECT state, action, n, q, "window" FROM {_S}.estimates ORDER BY 1, 2')]

@@ -57,6 +57,20 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     2: ("CREATE INDEX decisions_pending ON decisions (id) WHERE closed_at IS NULL",),
     # store-wide settings as JSON values: "retention" (see agent.retention)
     3: ("CREATE TABLE settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)",),
+    # the model policy's survival model (condor_rlrep.survival): exposure
+    # seconds and owner evictions per (hour of week, idle bucket; -1 unknown),
+    # and the invocations already counted (a rerun POST adds nothing)
+    4: (
+        """CREATE TABLE survival (
+               hour INTEGER NOT NULL CHECK (hour BETWEEN 0 AND 167),
+               bucket INTEGER NOT NULL CHECK (bucket >= -1),
+               exposure REAL NOT NULL CHECK (exposure >= 0),
+               evictions REAL NOT NULL CHECK (evictions >= 0),
+               PRIMARY KEY (hour, bucket)) WITHOUT ROWID""",
+        """CREATE TABLE survival_runs (
+               key TEXT PRIMARY KEY,
+               recorded_at REAL NOT NULL) WITHOUT ROWID""",
+    ),
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

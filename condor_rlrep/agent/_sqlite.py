@@ -40,6 +40,8 @@ def wipe(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM decisions")
     conn.execute("DELETE FROM estimates")
     conn.execute("DELETE FROM recovery")
+    conn.execute("DELETE FROM survival")
+    conn.execute("DELETE FROM survival_runs")
 
 
 def last_id(conn: sqlite3.Connection) -> int:

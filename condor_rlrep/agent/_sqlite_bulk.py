@@ -190,6 +190,9 @@ class SqliteWholeStore:
                                  header.estimates)
                 conn.executemany("INSERT INTO recovery (state, remaining) VALUES (?, ?)", header.recovery)
                 _store_retention(conn, header.retention)
+                conn.executemany("INSERT INTO survival (hour, bucket, exposure, evictions) VALUES (?, ?, ?, ?)",
+                                 header.survival)
+                conn.executemany("INSERT INTO survival_runs (key, recorded_at) VALUES (?, ?)", header.survival_runs)
                 # never below what this store already handed out: a late outcome
                 # of a replaced decision must not close an imported one
                 _sqlite.set_last_id(conn, max(header.last_decision_id, issued))
@@ -209,6 +212,10 @@ class SqliteWholeStore:
             "rewards_seen": rewards_seen,
             "last_decision_id": _sqlite.last_id(conn),
             "retention": _retention(conn).to_dict(),
+            "survival": [list(row) for row in conn.execute(
+                "SELECT hour, bucket, exposure, evictions FROM survival ORDER BY 1, 2")],
+            "survival_runs": [list(row) for row in conn.execute(
+                "SELECT key, recorded_at FROM survival_runs ORDER BY 1")],
         }
         estimates = [
             [s, a, n, q, json.loads(w)]

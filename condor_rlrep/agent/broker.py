@@ -154,6 +154,11 @@ def _call(store: Any, request: dict[str, Any]) -> Any:
                                  **({"now": float(args["now"])} if args.get("now") is not None else {})))
     if op == "decision":
         return asdict(store.decision(int(args["decision_id"])))
+    if op == "survival_cells":
+        return [list(cell) for cell in store.survival_cells()]
+    if op == "record_exposure":
+        return bool(store.record_exposure(str(args["key"]), args["cells"],
+                                          **({"now": float(args["now"])} if args.get("now") is not None else {})))
     raise ValueError(f"unknown operation {op!r}")
 
 
@@ -201,6 +206,12 @@ class BrokerClient:
         from condor_rlrep.agent.interface import DecisionRecord
 
         return DecisionRecord(**self._ask("decision", decision_id=decision_id))
+
+    def survival_cells(self) -> list[tuple[int, int, float, float]]:
+        return [tuple(cell) for cell in self._ask("survival_cells")]  # type: ignore[misc]
+
+    def record_exposure(self, key: str, cells: Any, *, now: float | None = None) -> bool:
+        return bool(self._ask("record_exposure", key=key, cells=[list(c) for c in cells], now=now))
 
     def close(self) -> None:
         try:

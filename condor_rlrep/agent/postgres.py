@@ -276,6 +276,33 @@ class PostgresStore(PostgresWholeStore, PostgresSession):
     def record_outcome(self, decision_id: int, outcome: TaskOutcome, *, now: float | None = None) -> bool:
         return self.record(decision_id, outcome.reward, asdict(outcome), now=now)
 
+    # -- the survival model of model:R (condor_rlrep.survival) ---------------
+
+    def survival_cells(self) -> list[tuple[int, int, float, float]]:
+        """Every stored cell ``(hour of week, idle bucket (-1 unknown), exposure s, evictions)``."""
+        with self._errors():
+            rows = self._conn.execute(
+                f"SELECT hour, bucket, exposure, evictions FROM {_S}.survival ORDER BY 1, 2").fetchall()
+        return [tuple(row) for row in rows]
+
+    def record_exposure(self, key: str, cells: Any, *, now: float | None = None) -> bool:
+        """Add one node attempt's cells under ``key``, once (see SqliteStore):
+        one transaction; the key's unique index orders concurrent duplicates."""
+        from condor_rlrep.agent._survival import check_cells, check_key
+
+        key, rows = check_key(key), check_cells(cells)
+        with self._errors(), self._conn.transaction():
+            fresh = self._conn.execute(
+                f"INSERT INTO {_S}.survival_runs (key, recorded_at) VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING 1",
+                (key, time.time() if now is None else float(now))).fetchone()
+            if fresh is None:
+                return False
+            self._conn.cursor().executemany(
+                f"INSERT INTO {_S}.survival AS s (hour, bucket, exposure, evictions) VALUES (%s, %s, %s, %s)"
+                " ON CONFLICT (hour, bucket) DO UPDATE SET exposure = s.exposure + excluded.exposure,"
+                " evictions = s.evictions + excluded.evictions", rows)
+        return True
+
     # -- reading -------------------------------------------------------------
 
     @property

@@ -69,6 +69,17 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
     ),
     2: (f"CREATE INDEX decisions_pending ON {SCHEMA}.decisions (id) WHERE closed_at IS NULL",),
     3: (f"CREATE TABLE {SCHEMA}.settings (key text PRIMARY KEY, value text NOT NULL)",),
+    4: (
+        f"""CREATE TABLE {SCHEMA}.survival (
+               hour integer NOT NULL CHECK (hour BETWEEN 0 AND 167),
+               bucket integer NOT NULL CHECK (bucket >= -1),
+               exposure double precision NOT NULL CHECK (exposure >= 0),
+               evictions double precision NOT NULL CHECK (evictions >= 0),
+               PRIMARY KEY (hour, bucket))""",
+        f"""CREATE TABLE {SCHEMA}.survival_runs (
+               key text PRIMARY KEY,
+               recorded_at double precision NOT NULL)""",
+    ),
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

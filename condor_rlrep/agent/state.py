@@ -76,6 +76,15 @@ class StateSpace:
         except (OverflowError, OSError, ValueError) as err:
             raise StateError(f"time {timestamp!r} is out of range") from err
 
+    def hour_of_week(self, timestamp: float) -> int:
+        """Hour of the week (Monday 00:00 = 0 … Sunday 23:00 = 167) of a POSIX
+        time in the configured zone (the survival model's clock)."""
+        day_hour = self.hour_of(timestamp)
+        ts = float(timestamp)
+        if self._utc:
+            return (int(ts // 3600.0) + 72) % 168  # 1970-01-01 was a Thursday
+        return datetime.fromtimestamp(ts, self._zone).weekday() * 24 + day_hour
+
     def index(self, hour: int, phi_prime: float) -> int:
         """State index of (hour 0–23, φ′)."""
         if isinstance(hour, bool):

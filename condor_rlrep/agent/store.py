@@ -233,6 +233,31 @@ class SqliteStore(SqliteWholeStore):
         """:meth:`record` an :func:`condor_rlrep.outcome.evaluate` result (its reward and fields)."""
         return self.record(decision_id, outcome.reward, asdict(outcome), now=now)
 
+    # -- the survival model of model:R (condor_rlrep.survival) ---------------
+
+    def survival_cells(self) -> list[tuple[int, int, float, float]]:
+        """Every stored cell ``(hour of week, idle bucket (-1 unknown), exposure s, evictions)``."""
+        with self._read() as conn:
+            return [tuple(row) for row in conn.execute(  # type: ignore[misc]
+                "SELECT hour, bucket, exposure, evictions FROM survival ORDER BY 1, 2")]
+
+    def record_exposure(self, key: str, cells: Any, *, now: float | None = None) -> bool:
+        """Add one node attempt's cells under ``key``, once: False (nothing
+        added) when ``key`` was recorded before. One transaction."""
+        from condor_rlrep.agent._survival import check_cells, check_key
+
+        key, rows = check_key(key), check_cells(cells)
+        with self._write() as conn:
+            fresh = conn.execute("INSERT INTO survival_runs (key, recorded_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
+                                 (key, time.time() if now is None else float(now))).rowcount
+            if not fresh:
+                return False
+            conn.executemany(
+                "INSERT INTO survival (hour, bucket, exposure, evictions) VALUES (?, ?, ?, ?)"
+                " ON CONFLICT (hour, bucket) DO UPDATE SET exposure = exposure + excluded.exposure,"
+                " evictions = evictions + excluded.evictions", rows)
+        return True
+
     # -- reading -------------------------------------------------------------
 
     @property
@@ -391,6 +416,7 @@ class SqliteStore(SqliteWholeStore):
     def _has_data(self, conn: sqlite3.Connection) -> bool:
         return (
             conn.execute("SELECT EXISTS (SELECT 1 FROM decisions) OR EXISTS (SELECT 1 FROM estimates)"
+                         " OR EXISTS (SELECT 1 FROM survival)"
                          " OR (SELECT rewards_seen FROM agent WHERE id = 1) > 0").fetchone()[0]
             == 1
         )

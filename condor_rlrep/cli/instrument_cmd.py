@@ -23,12 +23,12 @@ from condor_rlrep.instrument import InstrumentOptions, instrument as instrument_
               help="Agent store [default: $CONDOR_RLREP_STORE, else $XDG_DATA_HOME/condor-rlrep/agent.sqlite].")
 @click.option("--estimates", type=click.Path(exists=True, dir_okay=False), default=None, help="Sidecar file of per-node estimates: seconds, or bottlemod:MODEL.toml[#task].")
 @default_estimate_option()
-@max_replicas_option(None, "At most R replicas per node.  [default: 3; K for fixed:K; R for rl:R]")
+@max_replicas_option(None, "At most R replicas per node.  [default: 3; K for fixed:K; R for rl:R and model:R]")
 @click.option("--policy", default="agent", show_default=True, metavar="POLICY",
               help="agent (the store's strategy), epsilon-greedy | ucb1 | thompson (for a new store), "
                    "rl:R | rl-ucb1:R | rl-thompson:R (as in simulate), single or fixed:K; idle-POLICY (e.g. "
-                   "idle-fixed:2, idle-agent) ranks machines by KeyboardIdle. The simulator's oracle:R, "
-                   "model:R and react:R are refused.")
+                   "idle-fixed:2, idle-agent) ranks machines by KeyboardIdle; model:R[,target=T,hi=H] "
+                   "(the survival model kept in the store). The simulator's oracle:R and react:R are refused.")
 @criticality_option()
 @click.option("--dagman-version", default=None, help="HTCondor version of the pool's DAGMan.  [default: read from condor_dagman on PATH, else 25.14.0]")
 @click.option("--no-tolerance", is_flag=True, help="Set DAGMAN_NODE_JOB_FAILURE_TOLERANCE (DAGMan >= 24.8.1) in a CONFIG file instead of TOLERANCE lines (DAGMan < 25.14).")

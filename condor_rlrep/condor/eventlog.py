@@ -52,7 +52,13 @@ stops a running job (an owner eviction or a vacate has another code)."""
 # module does not import htcondor2 just to compare them.
 SUBMIT, EXECUTE, EXECUTABLE_ERROR, EVICTED, TERMINATED = 0, 1, 2, 4, 5
 SHADOW_EXCEPTION, ABORTED, HELD, POST_SCRIPT_TERMINATED = 7, 9, 12, 16
-RECONNECT_FAILED = 24
+RECONNECT_FAILED, JOB_AD_INFORMATION = 24, 28
+
+KEYBOARD_IDLE_ATTR = "MachineAttrKeyboardIdle0"
+"""The machine's ``KeyboardIdle`` at the match, in the job ad when the
+description says ``job_machine_attrs = KeyboardIdle``; written to the log by
+``job_ad_information_attrs`` in the job-ad-information event (028) that
+follows each execute event (measured on HTCondor 25.14)."""
 
 _DAG_NODE_NOTE = re.compile(r"DAG Node:\s*(\S+)")
 _DAG_NODE_AD = re.compile(r'DAGNodeName\s*=\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE)
@@ -216,6 +222,9 @@ class ClusterHistory:
     slots: dict[tuple[int, float], str] = field(default_factory=dict)
     """(proc, invocation start) → the execute event's ``SlotName`` (``slot1_2@host``),
     for reports that place each invocation on its slot."""
+    keyboard_idle: dict[tuple[int, float], float] = field(default_factory=dict)
+    """(proc, invocation start) → the machine's ``KeyboardIdle`` (s) when
+    that run was matched, where the log has it (:data:`KEYBOARD_IDLE_ATTR`)."""
 
     @property
     def succeeded(self) -> bool:
@@ -329,6 +338,10 @@ def rebuild_cluster(
             close(proc, at, "evicted")
         elif kind == POST_SCRIPT_TERMINATED and history.node is None:
             history.node = node_name_of(event)
+        elif kind == JOB_AD_INFORMATION and proc in open_runs and event.get("TriggerEventTypeNumber") == EXECUTE:
+            idle = event.get(KEYBOARD_IDLE_ATTR)
+            if isinstance(idle, (int, float)) and not isinstance(idle, bool) and idle >= 0:
+                history.keyboard_idle[(proc, open_runs[proc][0])] = float(idle)
     if open_runs:
         end = now if now is not None else (last_at if last_at is not None else time.time())
         for proc in sorted(open_runs):

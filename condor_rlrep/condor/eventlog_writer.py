@@ -134,6 +134,18 @@ class EventLogWriter:
         body = [f"\t(1) Normal termination (return value {return_value})", f"    DAG Node: {node}"]
         self._event(16, cluster, proc, at, "POST Script terminated.", body)
 
+    def job_ad_information(self, cluster: int, proc: int, at: float, trigger: int, attributes: dict[str, object]) -> None:
+        """028: the ``job_ad_information_attrs`` HTCondor logs after the event
+        numbered ``trigger`` (as a 25.14 pool writes it: one ClassAd line each)."""
+        import datetime
+
+        stamp = datetime.datetime.fromtimestamp(at).isoformat(timespec="milliseconds")
+        ad = {"Cluster": cluster, "EventTime": f'"{stamp}"', "EventTypeNumber": 28, "Proc": proc, "Subproc": 0,
+              "TriggerEventTypeNumber": trigger,
+              **{key: (f'"{_escape(value)}"' if isinstance(value, str) else value) for key, value in attributes.items()}}
+        self._event(28, cluster, proc, at, "Job ad information event triggered.",
+                    [f"{key} = {value}" for key, value in sorted(ad.items())])
+
     def partial(self, text: str | None = None) -> None:
         """Append a half-written event (no closing ``...``), as a writer
         interrupted mid-event leaves it."""

@@ -102,7 +102,7 @@ class HookSettings:
         "phi": 0.5,               # criticality.DEFAULT_PHI; the user's contingency φ: deadline (1+φ)·CR(W) + s(W)
         "criticality": "balanced",  # φ′ ("balanced") or φ″ ("current")
         "max_replicas": 3,        # replicas per node at most; also capped at 100 (TOLERANCE 99%)
-        "policy": "agent",        # [idle-]agent, [idle-]single or [idle-]fixed:K (condor_rlrep.policyspec)
+        "policy": "agent",        # [idle-]agent, [idle-]single, [idle-]fixed:K or model:R[,…] (condor_rlrep.policyspec)
         "estimates": None,        # sidecar estimates file (absolute)
         "default_estimate": None,
         "power_default_watts": None,  # None: condor_rlrep.energy.DEFAULT_ACTIVE_WATTS
@@ -164,7 +164,7 @@ class HookSettings:
 
     def policy_spec(self) -> Any:
         """The stored policy as a :class:`condor_rlrep.policyspec.PolicySpec`
-        (``[idle-]agent``, ``[idle-]single`` or ``[idle-]fixed:K``)."""
+        (``[idle-]agent``, ``[idle-]single``, ``[idle-]fixed:K`` or ``model:R[,…]``)."""
         from condor_rlrep.policyspec import live_spec
 
         return live_spec(str(self.policy))
@@ -172,6 +172,12 @@ class HookSettings:
     def fixed_replicas(self) -> int | None:
         """K of a ``fixed:K`` policy (``single`` = 1), else None (the agent decides)."""
         return self.policy_spec().fixed_replicas
+
+    def model_spec(self) -> Any:
+        """The :class:`~condor_rlrep.survival.ModelSpec` of a ``model:R`` policy, else None."""
+        from condor_rlrep.survival import model_spec_of
+
+        return model_spec_of(self.policy_spec())
 
 
 

@@ -125,7 +125,7 @@ def _journal(context: str | None, hook: str, node: str | None, args: HookArgs | 
 
 def _single_unrecorded(state: dict[str, Any] | None) -> bool:
     return bool(state and state.get("mode") == "replicas" and int(state.get("replicas", 1)) == 1
-                and state.get("decision_id") is None)
+                and state.get("decision_id") is None and not state.get("model"))
 
 
 def _promote(state: dict[str, Any], history: Any) -> str:
@@ -281,6 +281,8 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
         f"success={outcome.success} completed={outcome.completed} reward={outcome.reward:.4g} "
         f"sigma={outcome.sigma:.4g} good={outcome.good_energy_j:.4g}J bad={outcome.bad_energy_j:.4g}J"
     )
+    if decision_id is None and state.get("model"):
+        return f"{summary}; {_record_model(context, settings, state, history)}"
     if decision_id is None:
         return summary + " (fixed policy: nothing to record)"
     from dataclasses import asdict
@@ -318,6 +320,32 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
     if kept:
         note += f"; {'; '.join(kept[:3])}"
     return f"{summary}; decision {decision_id} {note}"
+
+
+def _record_model(context: str, settings: Any, state: dict[str, Any], history: Any) -> str:
+    """model:R: the attempt's runs into the store's survival model (never raises)."""
+    from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+    from condor_rlrep.hooks import model as model_path
+    from condor_rlrep.hooks.layout import broker_socket
+    from condor_rlrep.hooks.pre import DEFAULT_STORE_TIMEOUT
+
+    key = model_path.record_key(str(settings.dag), state.get("run_id"), str(state.get("node")), state.get("retry"),
+                                history.cluster)
+    try:
+        timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
+        model = state["model"]
+        idle, note = None, ""
+        if model.get("job_log"):
+            try:
+                idle = model_path.keyboard_idle_from(str(model["job_log"]), int(model.get("job_log_offset") or 0),
+                                                     history.cluster)
+            except Exception as err:  # the runs still count, their idle bucket unknown
+                note = f" (job log unreadable: {describe(err)})"
+        with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
+                        broker=broker_socket(context)) as store:
+            return model_path.record(store, key, history, idle) + note
+    except Exception as err:
+        return f"model NOT updated: {describe(err)}"
 
 
 def decision_identity(settings: Any, state: dict[str, Any]) -> dict[str, Any]:

@@ -170,9 +170,22 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     fixed = policy.fixed_replicas
     decision_id = None
     explored = False
+    model_spec = settings.model_spec()
+    model_detail: dict[str, Any] | None = None
     if fixed is not None:  # asked for: exactly K (instrument checked K <= max_replicas)
         replicas = max(1, min(fixed, MAX_REPLICAS_BY_TOLERANCE))
         chosen = "fixed"
+    elif model_spec is not None:  # model:R: the survival model in the store (hooks/model.py)
+        from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+        from condor_rlrep.hooks import model as model_path
+        from condor_rlrep.hooks.layout import broker_socket
+
+        timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
+        with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
+                        broker=broker_socket(context)) as store:
+            replicas, model_detail = model_path.decide(store, model_spec, phi=phi, estimate=estimate,
+                                                       decided_at=decided_at, cap=cap)
+        chosen = f"model: {model_detail['reason']}"
     else:
         capped = ""
         if phi <= 0.0:
@@ -202,6 +215,8 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     decided_state = {**state, "mode": "replicas", "decision_id": decision_id, "replicas": replicas, "phi_prime": phi,
                      "decided_at": decided_at, "estimate": estimate, "criticality": settings.criticality,
                      "dag_key": plan.key, "files": []}
+    if model_detail is not None:
+        decided_state["model"] = model_detail
     if decision_id is not None:
         # at once: a PRE killed from here on leaves a state naming the
         # decision, which the node's next PRE closes (no decision pending for ever)
@@ -227,6 +242,17 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         dagman_macros = _node_macros(context, node, retry, dagid)
         validate_description(text, expected_procs=1, macros=dagman_macros)
         extra, files, notes = plan_replica_files(text, macros=dagman_macros, cwd=os.getcwd())
+    if model_detail is not None:  # POST learns each run's KeyboardIdle from the job's log
+        from condor_rlrep.hooks.model import SUBMIT_LINES, job_log
+
+        lines, log_path, log_note = job_log(text, context, node, _node_macros(context, node, retry, dagid), os.getcwd())
+        extra = [*extra, *SUBMIT_LINES, *lines]
+        try:
+            log_size = os.stat(log_path).st_size if log_path else 0
+        except OSError:
+            log_size = 0
+        model_detail.update(job_log=log_path, job_log_offset=log_size)
+        notes.append(log_note)
     body = replica_description(text, replicas=replicas, tags=tags, extra_lines=extra, prefer_idle=policy.prefers_idle)
     if replicas > 1:
         validate_description(body, expected_procs=replicas, macros=dagman_macros)

@@ -15,7 +15,7 @@ and every earlier invocation's outcome.
 * ``model:R[,target=T,hi=H]``: idle placement, and the fewest replicas
   ``k ≤ R`` on the longest-idle machines whose chance that at least one
   survives, ``1 − Π(1 − s_i)``, reaches ``T``; ``s_i`` from a
-  :class:`~condor_rlrep.sim.survival.SurvivalModel` learnt online from this
+  :class:`~condor_rlrep.survival.SurvivalModel` learnt online from this
   policy's own first invocations. One replica when the slack makes a
   rerun affordable (``φ′ ≥ H``), when the workflow is already late
   (``φ′ < 0``: no number of replicas brings it back, with run times equal
@@ -45,7 +45,7 @@ from condor_rlrep.policyspec import PolicySpec
 from condor_rlrep.sim.engine import EVICTED
 from condor_rlrep.sim.placement import IdleClock, hour_of_week
 from condor_rlrep.sim.runner import WorkflowRunner
-from condor_rlrep.sim.survival import SurvivalModel
+from condor_rlrep.survival import SurvivalModel, choose_replicas, replicas_for_target
 
 __all__ = [
     "BeyondRunner",
@@ -54,21 +54,6 @@ __all__ = [
     "build_beyond",
     "replicas_for_target",
 ]
-
-
-
-def replicas_for_target(survivals: Any, target: float) -> int:
-    """Fewest leading entries of ``survivals`` (per-replica survival
-    probabilities, best first) with ``1 − Π(1 − s_i) ≥ target``; all of them
-    if none reach it; at least 1."""
-    fail = 1.0
-    k = 0
-    for s in survivals:
-        k += 1
-        fail *= 1.0 - s
-        if 1.0 - fail >= target:
-            return k
-    return max(1, k)
 
 
 class BeyondRunner(WorkflowRunner):
@@ -188,11 +173,11 @@ class ModelPolicy:
         pass
 
     def initial(self, how: int, phi: float, estimate: float, idle: np.ndarray, reboot_in: float) -> int:
-        if not self.use_model or not len(idle) or reboot_in < estimate or not 0.0 <= phi < self.hi:
+        if not self.use_model:
             return 1
-        model = self.model
-        survivals = [model.survival(how, model.bucket(t), estimate) for t in idle.tolist()]
-        return replicas_for_target(survivals, self.target)
+        bucket = self.model.bucket
+        return choose_replicas(self.model, how, phi, estimate, [bucket(t) for t in idle.tolist()],
+                               target=self.target, hi=self.hi, reboot_in=reboot_in).replicas
 
     def plan(self, how: int, phi: float, estimate: float, idle: np.ndarray, reboot_in: float, count: int):
         k = self.initial(how, phi, estimate, idle, reboot_in)
