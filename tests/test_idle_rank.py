@@ -151,7 +151,7 @@ def test_instrument_cli_takes_idle_policies_and_refuses_simulator_only_ones(tmp_
     runner = CliRunner()
     ok = runner.invoke(cli, ["instrument", str(FIGURE1), "-o", str(tmp_path / "a.dag"), "--policy", "idle-fixed:2"])
     assert ok.exit_code == 0, ok.output
-    for policy in ("model:3", "oracle:2", "react:3", "model-react:3,target=0.9", "idle-oracle:2"):
+    for policy in ("oracle:2", "react:3", "model-react:3,target=0.9", "idle-oracle:2"):
         refused = runner.invoke(cli, ["instrument", str(FIGURE1), "-o", str(tmp_path / "x.dag"), "--policy", policy])
         assert refused.exit_code == 2, (policy, refused.output)
         lines = refused.stderr.strip().splitlines()
