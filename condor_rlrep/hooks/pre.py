@@ -121,7 +121,7 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     """The hook's work; ``decided`` receives the agent's decision as soon as
     there is one (so that a failure after it can close it)."""
     from condor_rlrep.atomic import write_atomic
-    from condor_rlrep.condor.submit import find_queue, replica_description
+    from condor_rlrep.condor.submit import find_queue
     from condor_rlrep.hooks.layout import HookSettings, node_state_path
     from condor_rlrep.hooks.runstate import workflow_start, write_node_state
 
@@ -205,30 +205,12 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         # at once: a PRE killed from here on leaves a state naming the
         # decision, which the node's next PRE closes (no decision pending for ever)
         write_node_state(node_state_path(context, node), decided_state)
-    tags = {
-        "RlrepDagRun": run.run_id,
-        "RlrepNode": node,
-        "RlrepDecision": "" if decision_id is None else str(decision_id),
-        "RlrepReplicas": replicas,
-    }
-    files: list[str] = []
-    extra: list[str] = []
-    notes: list[str] = []
-    if replicas > 1:
-        # Several procs and new file names: checked with the real submit
-        # parser (htcondor2.Submit), the user's description first. One
-        # replica is the user's description plus four attribute lines, which
-        # DAGMan's submit judges exactly as it would the user's alone: no
-        # parser needed (importing htcondor2 is half of a PRE's CPU).
-        from condor_rlrep.condor.replica_files import plan_replica_files
-        from condor_rlrep.condor.submit import validate_description
+    from condor_rlrep.hooks.nodesubmit import node_description
 
-        dagman_macros = _node_macros(context, node, retry, dagid)
-        validate_description(text, expected_procs=1, macros=dagman_macros)
-        extra, files, notes = plan_replica_files(text, macros=dagman_macros, cwd=os.getcwd())
-    body = replica_description(text, replicas=replicas, tags=tags, extra_lines=extra)
-    if replicas > 1:
-        validate_description(body, expected_procs=replicas, macros=dagman_macros)
+    described = node_description(text, node=node, replicas=replicas, decision_id=decision_id, run_id=run.run_id,
+                                 macros=_node_macros(context, node, retry, dagid) if replicas > 1 else {},
+                                 cwd=os.getcwd())
+    body, files, notes = described.body, described.files, described.notes
     node_state = {**decided_state, "files": files, "chosen": chosen}
     write_node_state(node_state_path(context, node), node_state)
     _journal(context, node, node_state)
