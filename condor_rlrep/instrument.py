@@ -337,15 +337,16 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         node.submit = generated
         node.inline_submit = None
         replicated.append(node.name)
-        if static is not None and fixed == 1:
-            # One replica: DAGMan's own result is exactly the node's, so no
-            # POST judges it (the user's PRE/POST lines stay as they were).
-            pre_less.append(node.name)
-            post_less.append(node.name)
-            continue
-        _add_scripts(node, hooks, context, original, generated, with_dagid, with_success, pre=static is None)
+        # One replica: DAGMan's own result is exactly the node's, so no POST
+        # judges it (a user's POST line stays as it was, with DAGMan's macros).
+        one = fixed == 1 and not opts.always_pre
+        _add_scripts(node, hooks, context, original, generated, with_dagid, with_success, pre=static is None,
+                     post=not one)
         if static is not None:
             pre_less.append(node.name)
+        if one:
+            post_less.append(node.name)
+            continue
         if tolerance == "node":
             node.tolerance = "99% WAIT"
 
@@ -482,13 +483,15 @@ def _macro_positions(argv: list[str], macro: str) -> str | None:
 
 def _add_scripts(
     node: Node, hooks: Mapping[str, str], context: str, original: str, generated: str, with_dagid: bool, with_success: bool,
-    *, pre: bool = True,
+    *, pre: bool = True, post: bool = True,
 ) -> None:
     """SCRIPT lines in the layout of :mod:`condor_rlrep.hooks.argv`: our
     values as ``--name=value``, DAGMan's macros positionally after ``--``,
     the user's script after a second ``--``. (``generated`` is not passed:
     PRE derives the node's submit file from ``--ctx`` and ``--node``.)
-    ``pre``: False for a node whose description instrument wrote (POST only)."""
+    ``pre``: False for a node whose description instrument wrote; ``post``:
+    False for one replica a node (DAGMan's own verdict is the node's), where
+    the user's POST line, if any, stays as it was."""
     from condor_rlrep.hooks.argv import hook_argv
 
     user_pre = node.scripts.get("PRE")
@@ -508,10 +511,11 @@ def _add_scripts(
             if positions:
                 post_options.append((option, positions))
     pre_argv = hook_argv([*common, ("submit", original)], pre_macros, user_pre.argv if user_pre is not None else ())
-    post = hook_argv(post_options, post_macros, user_post.argv if user_post is not None else ())
+    post_argv = hook_argv(post_options, post_macros, user_post.argv if user_post is not None else ())
     if pre:
         node.scripts["PRE"] = _script("PRE", hooks["pre"], pre_argv, user_pre)
-    node.scripts["POST"] = _script("POST", hooks["post"], post, user_post)
+    if post:
+        node.scripts["POST"] = _script("POST", hooks["post"], post_argv, user_post)
 
 
 def _script(kind: str, executable: str, arguments: list[str], user: Script | None) -> Script:

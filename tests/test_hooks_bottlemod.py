@@ -90,7 +90,7 @@ def test_instrument_refuses_a_bad_model(tmp_path: Path) -> None:
     (tmp_path / "a.sub").write_text("queue\n")
     (tmp_path / "w.dag").write_text('JOB A a.sub\nVARS A rlrep_bottlemod="nope.toml"\n')
     with pytest.raises(ModelError, match=r"node A: .*nope\.toml"):
-        instrument(tmp_path / "w.dag", tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", always_pre=True))
+        instrument(tmp_path / "w.dag", tmp_path / "o" / "w.dag", InstrumentOptions(policy="single"))
 
 
 def test_sidecar_model_entry_is_watched(tmp_path: Path) -> None:
@@ -99,7 +99,7 @@ def test_sidecar_model_entry_is_watched(tmp_path: Path) -> None:
     (tmp_path / "w.dag").write_text('JOB A a.sub\nVARS A rlrep_estimate="5"\n')
     (tmp_path / "est.csv").write_text("A,bottlemod:m.toml#dl1\n")
     result = instrument(tmp_path / "w.dag", tmp_path / "o" / "w.dag",
-                        InstrumentOptions(policy="single", always_pre=True, estimates=str(tmp_path / "est.csv")))
+                        InstrumentOptions(policy="single", estimates=str(tmp_path / "est.csv")))
     settings = HookSettings.load(result.context)
     assert load_plan(result.context, settings).node("A")[0] == pytest.approx(DL1)  # the sidecar wins
     (tmp_path / "m.toml").write_text(MODEL.read_text().replace("capacity = 12780544", "capacity = 6390272"))

@@ -238,7 +238,7 @@ def test_user_pre_failure_is_passed_through(tmp_path: Path) -> None:
     os.chmod(user / "check.sh", 0o755)
     (user / "w.dag").write_text('JOB A a.sub\nVARS A rlrep_estimate="6"\nSCRIPT PRE A check.sh 4 $JOB\n')
     dag = tmp_path / "run" / "w.dag"
-    instrument(user / "w.dag", dag, InstrumentOptions(policy="fixed:2", always_pre=True))
+    instrument(user / "w.dag", dag, InstrumentOptions(policy="fixed:2"))
     assert call_script(dag, "A", "PRE", pre_macros()).returncode == 4
     assert (user / "pre.args").read_text().split() == ["4", "A"]  # ran in the node dir with macros
     assert not Path(node_state_path(str(dag) + ".rlrep", "A")).exists()

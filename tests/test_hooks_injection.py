@@ -161,7 +161,7 @@ def test_dollar_macros_in_paths_are_not_expanded_in_the_reaper_submit(tmp_path: 
     (user / "a.sub").write_text(SUB)
     (user / "w.dag").write_text('JOB A a.sub\nVARS A rlrep_estimate="5"\n')
     odd = tmp_path / "$(Owner)x" / "$(HOME)"
-    result = instrument(user / "w.dag", odd / "w.dag", InstrumentOptions(policy="fixed:2", always_pre=True, dagman_version=(25, 14, 0)))
+    result = instrument(user / "w.dag", odd / "w.dag", InstrumentOptions(policy="fixed:2", dagman_version=(25, 14, 0)))
     reaper = Path(result.context) / "reaper.sub"
     submit = htcondor2.Submit(reaper.read_text())
     assert submit.expand("output") == str(Path(result.context) / "reaper.out")
@@ -225,14 +225,14 @@ def test_an_instrumented_dag_is_not_instrumented_again(tmp_path: Path) -> None:
     (user / "a.sub").write_text(SUB)
     (user / "w.dag").write_text('JOB A a.sub\nVARS A rlrep_estimate="5"\n')
     dag = tmp_path / "run" / "w.dag"
-    instrument(user / "w.dag", dag, InstrumentOptions(policy="fixed:2", always_pre=True, dagman_version=(25, 14, 0)))
+    instrument(user / "w.dag", dag, InstrumentOptions(policy="fixed:2", dagman_version=(25, 14, 0)))
     with pytest.raises(DagError, match=f"its source is {user / 'w.dag'}: instrument that one"):
-        instrument(dag, tmp_path / "again" / "w.dag", InstrumentOptions(policy="fixed:2", always_pre=True, dagman_version=(25, 14, 0)))
+        instrument(dag, tmp_path / "again" / "w.dag", InstrumentOptions(policy="fixed:2", dagman_version=(25, 14, 0)))
     assert not (tmp_path / "again").exists()
     # found by its hooks even without the context beside it
     (tmp_path / "moved.dag").write_text(dag.read_text())
     with pytest.raises(DagError, match="written by condor-rlrep instrument"):
-        instrument(tmp_path / "moved.dag", tmp_path / "m2" / "w.dag", InstrumentOptions(policy="single", always_pre=True))
+        instrument(tmp_path / "moved.dag", tmp_path / "m2" / "w.dag", InstrumentOptions(policy="single"))
     refused = cli(["instrument", str(dag), "-o", str(tmp_path / "cli" / "w.dag")])
     assert refused.returncode == 2 and "instrument that one" in refused.stderr
 
@@ -279,7 +279,7 @@ def test_no_tolerance_needs_a_dagman_that_has_the_knob(tmp_path: Path) -> None:
     (user / "w.dag").write_text('JOB A a.sub\nVARS A rlrep_estimate="5"\n')
 
     def run(name: str, **options: object):
-        return instrument(user / "w.dag", tmp_path / name / "w.dag", InstrumentOptions(policy="fixed:2", always_pre=True, **options))
+        return instrument(user / "w.dag", tmp_path / name / "w.dag", InstrumentOptions(policy="fixed:2", **options))
 
     with pytest.raises(InputError, match="neither TOLERANCE .* nor DAGMAN_NODE_JOB_FAILURE_TOLERANCE"):
         run("old", tolerance="config", dagman_version=(24, 8, 0))
@@ -293,7 +293,7 @@ def test_no_tolerance_needs_a_dagman_that_has_the_knob(tmp_path: Path) -> None:
     assert done.dagman_note.startswith("24.8.1 (from the version stamp")
     # one replica a node needs no tolerance: allowed on any DAGMan, no knob written
     single = instrument(user / "w.dag", tmp_path / "single" / "w.dag",
-                        InstrumentOptions(policy="single", always_pre=True, tolerance="config", dagman_version=(23, 0, 0)))
+                        InstrumentOptions(policy="single", tolerance="config", dagman_version=(23, 0, 0)))
     assert single.config is None or "FAILURE_TOLERANCE" not in Path(single.config).read_text()
     refused = cli(["instrument", str(user / "w.dag"), "-o", str(tmp_path / "c" / "w.dag"),
                    "--policy", "fixed:2", "--no-tolerance", "--dagman-version", "24.0.0"])

@@ -67,7 +67,7 @@ def test_existing_scripts_are_chained(tmp_path: Path) -> None:
     dag = _user(tmp_path, "JOB A a.sub\nSCRIPT DEFER 4 30 PRE A check.sh $JOB $RETRY\n"
                           "SCRIPT POST A pegasus-exitcode -r $RETURN -n $JOB $SUCCESS\nVARS A rlrep_estimate=\"5\"\n")
     out = tmp_path / "o" / "w.dag"
-    instrument(dag, out, InstrumentOptions(policy="single", always_pre=True))
+    instrument(dag, out, InstrumentOptions(policy="single"))
     node = read_dag(out).nodes["A"]
     pre, post = node.scripts["PRE"], node.scripts["POST"]
     assert (pre.defer_status, pre.defer_seconds) == (4, 30)
@@ -125,7 +125,7 @@ def test_dir_is_respected(tmp_path: Path) -> None:
 
 def test_no_tolerance_merges_user_config(tmp_path: Path) -> None:
     dag = _user(tmp_path, 'CONFIG my.config\nJOB A a.sub\nVARS A rlrep_estimate="1"\n', {"my.config": "DAGMAN_MAX_JOBS_IDLE = 7\n"})
-    result = instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", always_pre=True, tolerance="config", max_replicas=6,
+    result = instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", tolerance="config", max_replicas=6,
                                                                         dagman_version=(24, 8, 1)))
     text = Path(result.config).read_text()
     assert "DAGMAN_MAX_JOBS_IDLE = 7" in text and "DAGMAN_NODE_JOB_FAILURE_TOLERANCE = 5" in text
@@ -147,9 +147,9 @@ def test_old_dagman_gets_no_new_macros(tmp_path: Path) -> None:
 def test_bad_inputs(tmp_path: Path) -> None:
     dag = _user(tmp_path, "JOB A a.sub\n")
     with pytest.raises(EstimateError, match="A"):
-        instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", always_pre=True))
+        instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single"))
     with pytest.raises(InputError, match="overwrite"):
-        instrument(dag, dag, InstrumentOptions(policy="single", always_pre=True, default_estimate=1))
+        instrument(dag, dag, InstrumentOptions(policy="single", default_estimate=1))
     with pytest.raises(InputError, match="policy"):
         instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="sometimes", default_estimate=1))
 
@@ -210,6 +210,6 @@ def test_htcondor_dag_parser_accepts_the_copy(tmp_path: Path, monkeypatch, toler
     (fake / "condor_dagman").chmod(0o755)
     monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ.get('PATH', '')}")
     out = tmp_path / "o" / "fig.dag"
-    instrument(FIGURE1, out, InstrumentOptions(policy="single", always_pre=True, tolerance=tolerance))
+    instrument(FIGURE1, out, InstrumentOptions(policy="single", tolerance=tolerance))
     submit = htcondor2.Submit.from_dag(str(out), {"force": True})
     assert "condor_dagman" in submit["executable"]

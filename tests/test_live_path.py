@@ -99,25 +99,25 @@ def test_bad_stores_are_refused_before_anything_is_written(tmp_path: Path) -> No
 
 def test_fixed_policies_need_no_store_and_one_replica_needs_no_reaper(tmp_path: Path) -> None:
     dag = figure1(tmp_path)
-    one = instrument(dag, tmp_path / "run" / "one.dag", InstrumentOptions(policy="fixed:1", always_pre=True))
+    one = instrument(dag, tmp_path / "run" / "one.dag", InstrumentOptions(policy="fixed:1"))
     assert one.store is None and one.store_note.startswith("none")
     assert "RLREP_REAPER" not in read_dag(one.dag).nodes
-    four = instrument(dag, tmp_path / "run" / "four.dag", InstrumentOptions(policy="fixed:4", always_pre=True))
+    four = instrument(dag, tmp_path / "run" / "four.dag", InstrumentOptions(policy="fixed:4"))
     assert settings_of(Path(four.dag))["max_replicas"] == 4 and "RLREP_REAPER" in read_dag(four.dag).nodes
     with pytest.raises(InputError, match="asks for more replicas than --max-replicas 2"):
-        instrument(dag, tmp_path / "run" / "x.dag", InstrumentOptions(policy="fixed:4", always_pre=True, max_replicas=2))
+        instrument(dag, tmp_path / "run" / "x.dag", InstrumentOptions(policy="fixed:4", max_replicas=2))
 
 
 def test_instrument_warns_about_jobs_that_write_in_place(tmp_path: Path) -> None:
     dag = figure1(tmp_path)
-    result = instrument(dag, tmp_path / "run" / "f.dag", InstrumentOptions(policy="fixed:2", always_pre=True))
+    result = instrument(dag, tmp_path / "run" / "f.dag", InstrumentOptions(policy="fixed:2"))
     (warning,) = [w for w in result.warnings if "in place" in w]
     assert "8 node(s)" in warning and "A, B, C, D, E and 3 more" in warning
-    assert not [w for w in instrument(dag, tmp_path / "run" / "g.dag", InstrumentOptions(policy="fixed:1", always_pre=True)).warnings
+    assert not [w for w in instrument(dag, tmp_path / "run" / "g.dag", InstrumentOptions(policy="fixed:1")).warnings
                 if "in place" in w]
     sub = dag.parent / "task.sub"
     sub.write_text(sub.read_text().replace("queue", "should_transfer_files = YES\nqueue"))
-    assert not [w for w in instrument(dag, tmp_path / "run" / "h.dag", InstrumentOptions(policy="fixed:2", always_pre=True)).warnings
+    assert not [w for w in instrument(dag, tmp_path / "run" / "h.dag", InstrumentOptions(policy="fixed:2")).warnings
                 if "in place" in w]
 
 
