@@ -18,6 +18,17 @@
   merged into the copy);
 * a SERVICE node (local universe) runs ``rlrep-reaper``.
 
+A fixed policy (``fixed:K``, ``single``) decides nothing at run time, so
+its nodes run without PRE: instrument writes each node's replica
+description once, with PRE's own function
+(:func:`condor_rlrep.hooks.nodesubmit.node_description`), and for K > 1
+the state POST reads (``nodes/<node>.fixed.json``). With K = 1 there is
+no POST and no reaper either: one proc, whose result DAGMan's own verdict
+is. PRE stays where it is needed: a node with its own PRE script (which may
+write the description DAGMan reads after it), or whose per-replica file
+names depend on the attempt (``$(RETRY)``, ``$(DAGManJobId)``).
+``always_pre`` wires every node as the agent's are.
+
 NOOP, DONE, FINAL, SERVICE, PROVISIONER and SUBDAG nodes, and nodes whose
 description queues several procs or uses itemdata, keep their definition.
 A sub-DAG is instrumented by running ``instrument`` on its own DAG file.
@@ -367,6 +378,8 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         policy=hook_policy, estimates=estimates_path, default_estimate=opts.default_estimate,
         power_default_watts=opts.power_default_watts, power_hosts=dict(opts.power_hosts), tolerance=tolerance,
         store_timeout=float(opts.store_timeout), allow_any_node_name_characters=spliced,
+        fixed_without_pre={name: int(fixed) for name in pre_less} if fixed else {},
+        without_post=[name for name in post_less if "POST" not in workflow.nodes[name].scripts],
     )
     settings.fixed_replicas()  # validates fixed:K
     _narrow(settings.save(context), 0o600)  # names the store: private, like it

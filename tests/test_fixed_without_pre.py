@@ -146,3 +146,52 @@ def test_the_cli_says_which_nodes_run_without_pre(tmp_path: Path) -> None:
                                     "--always-pre"])
     assert done.exit_code == 0 and "without PRE" not in done.output
     assert re.search(r"SCRIPT PRE A \S+rlrep-pre", (tmp_path / "p" / "f.dag").read_text())
+
+
+# -- status/report of a copy that runs no hook: from DAGMan's own files ----------
+
+def _history(ends: list[tuple[int, str, int | None]]):
+    from condor_rlrep.condor.eventlog import ClusterHistory
+    from condor_rlrep.outcome import Invocation
+
+    history = ClusterHistory(cluster=7, node="A", submit_time=100.0)
+    for replica, how, code in ends:
+        history.procs.add(replica)
+        history.invocations.append(Invocation(replica, "slot1@h", 101.0, 110.0 + replica, how, code))
+        if how in ("success", "failure"):
+            history.exit_codes[replica] = int(code or 0)
+            if how == "failure" and history.first_failure_code is None:
+                history.first_failure_code = code
+        elif how == "removed":
+            history.aborted.add(replica)
+    return history
+
+
+def test_a_node_with_no_hook_is_judged_from_its_job_as_dagman_does() -> None:
+    from condor_rlrep.runreport.attempts import Attempt, mark_fixed
+
+    won = Attempt("A", chosen="unmodified", history=_history([(0, "success", 0)]))
+    lost = Attempt("B", chosen="unmodified", history=_history([(0, "failure", 3)]))
+    running = Attempt("C", chosen="unmodified", history=_history([(0, "running", None)]))
+    user_post = Attempt("D", chosen="unmodified", history=_history([(0, "success", 0)]))
+    two = Attempt("E", chosen="unmodified", history=_history([(0, "success", 0), (1, "removed", None)]))
+    pre_ran = Attempt("F", chosen="greedy", mode="replicas", pre_time=99.0, replicas=3, history=_history([(0, "success", 0)]))
+    attempts = {"A": [won], "B": [lost], "C": [running], "D": [user_post], "E": [two], "F": [pre_ran]}
+    mark_fixed(attempts, {"A": 1, "B": 1, "C": 1, "D": 1, "E": 2}, {"A", "B", "C"})
+    assert (won.mode, won.chosen, won.replicas, won.post_code, won.post_time) == ("replicas", "fixed", 1, 0, 110.0)
+    assert lost.post_code == 3 and lost.chosen == "fixed"
+    assert running.post_code is None  # DAGMan has not judged it yet
+    assert user_post.post_code is None  # the user's POST judges it (its 016 event in the node log)
+    assert (two.replicas, two.post_code) == (2, None)  # our POST judges a replicated node
+    assert (pre_ran.chosen, pre_ran.replicas) == ("greedy", 3)  # a node PRE ran is as PRE said
+
+
+def test_the_run_of_a_copy_without_pre_is_dagmans() -> None:
+    from condor_rlrep.runreport.dagman_out import Session
+    from condor_rlrep.runreport.sources import run_from_dagman
+
+    assert run_from_dagman([]) is None
+    failed = [Session(100.0, "1", exit_status=1, exited_at=150.0, rescue="w.dag.rescue001"), Session(200.0, "2", exit_status=0)]
+    assert run_from_dagman(failed) == {"start": 100.0, "run_id": "1@100", "dagids": ["1", "2"], "from": "dagman.out"}
+    # a fresh submission after a success starts a new run, as PRE's run.json would
+    assert run_from_dagman([*failed, Session(300.0, "3")])["run_id"] == "3@300"

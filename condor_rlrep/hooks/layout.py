@@ -118,6 +118,8 @@ class HookSettings:
         "power_hosts": {},
         "tolerance": "node",      # "node" (TOLERANCE 99% WAIT) or "config" (DAGMan knob)
         "allow_any_node_name_characters": False,
+        "fixed_without_pre": {},  # node -> K: a fixed policy's node whose description instrument wrote (no PRE)
+        "without_post": [],       # nodes with no POST script at all (one replica): DAGMan's verdict is the job's
     }
 
     def __init__(self, **values: Any):
