@@ -67,7 +67,7 @@ def test_existing_scripts_are_chained(tmp_path: Path) -> None:
     dag = _user(tmp_path, "JOB A a.sub\nSCRIPT DEFER 4 30 PRE A check.sh $JOB $RETRY\n"
                           "SCRIPT POST A pegasus-exitcode -r $RETURN -n $JOB $SUCCESS\nVARS A rlrep_estimate=\"5\"\n")
     out = tmp_path / "o" / "w.dag"
-    instrument(dag, out, InstrumentOptions(policy="single"))
+    instrument(dag, out, InstrumentOptions(policy="single", always_pre=True))  # single alone chains no POST
     node = read_dag(out).nodes["A"]
     pre, post = node.scripts["PRE"], node.scripts["POST"]
     assert (pre.defer_status, pre.defer_seconds) == (4, 30)
