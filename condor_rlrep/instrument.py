@@ -283,8 +283,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     replicated: list[str] = []
     pre_less: list[str] = []
     post_less: list[str] = []
-    kept_pre: dict[str, str] = {}
-    """Nodes of a fixed policy that still run PRE, and why."""
+    kept_pre: dict[str, str] = {}  # nodes of a fixed policy that still run PRE, and why
     passed: dict[str, str] = {}
     in_place: list[str] = []
     with_dagid = version >= _DAGID_SINCE
@@ -343,8 +342,10 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
             # would write on every attempt is written once, here, and the node
             # runs without PRE (DAGMan submits it a cycle sooner).
             write_atomic(generated, static.body, mode=_mode_of(original, dag_mode))
-            if fixed > 1:
-                _write_fixed_state(context, node.name, fixed, static.files)
+        if static is not None and fixed > 1:
+            _write_fixed_state(context, node.name, fixed, static.files)
+        else:  # a copy instrumented here before must not leave POST a stale one
+            _forget_fixed_state(context, node.name)
         node.submit = generated
         node.inline_submit = None
         replicated.append(node.name)
@@ -464,6 +465,15 @@ def _static_description(node: Node, text: str | None, replicas: int, node_dir: s
     if static is None:
         kept_pre[node.name] = "its replicas' file names depend on $(RETRY) or $(DAGManJobId)"
     return static
+
+
+def _forget_fixed_state(context: str, node: str) -> None:
+    from condor_rlrep.hooks.layout import node_fixed_state_path
+
+    try:
+        os.unlink(node_fixed_state_path(context, node))
+    except FileNotFoundError:
+        pass
 
 
 def _write_fixed_state(context: str, node: str, replicas: int, files: list[str]) -> None:

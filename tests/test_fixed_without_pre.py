@@ -195,3 +195,13 @@ def test_the_run_of_a_copy_without_pre_is_dagmans() -> None:
     assert run_from_dagman(failed) == {"start": 100.0, "run_id": "1@100", "dagids": ["1", "2"], "from": "dagman.out"}
     # a fresh submission after a success starts a new run, as PRE's run.json would
     assert run_from_dagman([*failed, Session(300.0, "3")])["run_id"] == "3@300"
+
+
+def test_instrumenting_again_over_a_fixed_copy_leaves_post_no_stale_state(tmp_path: Path) -> None:
+    dag = figure1(tmp_path)
+    out = tmp_path / "run" / "f.dag"
+    result = instrument(dag, out, InstrumentOptions(policy="fixed:2"))
+    assert Path(node_fixed_state_path(result.context, "A")).exists()
+    # the same output, now for the agent: a PRE that fails open must not let POST judge by fixed:2's state
+    instrument(dag, out, InstrumentOptions(store=str(tmp_path / "s.sqlite")))
+    assert not list((Path(result.context) / "nodes").glob("*.fixed.json"))
