@@ -37,6 +37,12 @@ Reported (issue 10, "Measure"):
 Usage (as root or a normal user; needs ../shared/htcondor; ~25 min for 2 rounds)::
 
     python benchmarks/bench_pool.py [--rounds 2] [--task-seconds 60] [--skip-montage] [--skip-figure1] [--keep]
+        [--variants fixed1,default,anchor] [--together] [--skip-reaper]
+
+Issue 10's fixed:1 goal, everything side by side in one submission per round::
+
+    python benchmarks/bench_pool.py --skip-montage --skip-reaper --together \
+        --variants fixed1,fixed1-pre,anchor,fixed2,fixed3
 """
 
 from __future__ import annotations
@@ -61,6 +67,10 @@ from _pool import Pool, PoolUnavailable, start_pool, write  # noqa: E402
 FIGURE1 = REPO / "examples" / "figure1"
 MONTAGE = REPO.parent / "shared" / "data" / "dax" / "Montage_25.xml"
 VARIANTS = ("plain", "fixed1", "default", "anchor")
+"""``fixedK`` (any K): ``--policy fixed:K`` as instrument writes it (no PRE;
+K = 1 no POST either); ``fixedK-pre``: the same with ``--always-pre`` (PRE and
+POST on every node, as before fixed policies lost their PRE)."""
+_FIXED = re.compile(r"fixed(\d+)(-pre)?")
 
 ANCHOR_HOOK = """#!{python}
 # bench_pool's anchor: the cheapest Python hook that talks to HTCondor
@@ -123,10 +133,13 @@ def prepare(pool: Pool, workflow: str, round_no: int, variants: tuple[str, ...],
             out[variant] = (with_anchor_hooks(dag, bin_dir), log)
             continue
         args = ["instrument", dag.name, "-o", f"run/{dag.stem}.rlrep.dag", "--hooks-bin", str(bin_dir)]
-        if variant == "fixed1":
-            args += ["--policy", "fixed:1"]
-        else:
+        fixed = _FIXED.fullmatch(variant)
+        if fixed:
+            args += ["--policy", f"fixed:{fixed.group(1)}"] + (["--always-pre"] if fixed.group(2) else [])
+        elif variant == "default":
             args += ["--store", str(work / "agent.sqlite")]
+        else:
+            raise SystemExit(f"unknown variant {variant!r}")
         pool.rlrep(*args, cwd=work)
         out[variant] = (work / "run" / f"{dag.stem}.rlrep.dag", log)
     return out
@@ -284,21 +297,31 @@ def reaper_scenario(pool: Pool, nodes: int = 6) -> dict[str, list[float]]:
 
 # -- main ------------------------------------------------------------------------
 
-def run_pair(pool: Pool, workflow: str, round_no: int, variant: str, seconds: int, results: dict) -> None:
-    """The plain DAG and one instrumented copy, submitted together."""
-    copies = prepare(pool, workflow, round_no, ("plain", variant), seconds)
-    # both held, then released in one command, the order alternating: neither
-    # starts a negotiation cycle ahead of the other by being submitted first
+def run_pair(pool: Pool, workflow: str, round_no: int, variant: str | tuple[str, ...], seconds: int,
+             results: dict) -> None:
+    """The plain DAG and one instrumented copy (or several: ``--together``), submitted together."""
+    variants = (variant,) if isinstance(variant, str) else tuple(variant)
+    copies = prepare(pool, workflow, round_no, ("plain", *variants), seconds)
+    # all held, then released in one command, the order alternating: none
+    # starts a negotiation cycle ahead of the others by being submitted first
     order = list(copies) if round_no % 2 else list(reversed(copies))
     clusters = [pool.submit_dag(copies[v][0], "-append", "hold = true") for v in order]
     pool.check(["condor_release", *map(str, clusters)], cwd=pool.work)
     for _, (dag, _) in copies.items():
         pool.wait_dag(dag, timeout=1800)
-    plain, mine = makespan(copies["plain"][0]), makespan(copies[variant][0])
-    results.setdefault(workflow, {}).setdefault(variant, []).append((plain, mine))
-    print(f"{workflow} round {round_no}: plain {plain:7.1f} s  {variant} {mine:7.1f} s  x{mine / plain:.3f}"
-          f"   (load {os.getloadavg()[0]:.1f})", flush=True)
-    dag, log = copies[variant]
+    plain = makespan(copies["plain"][0])
+    load = os.getloadavg()
+    for name in variants:
+        mine = makespan(copies[name][0])
+        results.setdefault(workflow, {}).setdefault(name, []).append((plain, mine))
+        print(f"{workflow} round {round_no}: plain {plain:7.1f} s  {name:9s} {mine:7.1f} s  x{mine / plain:.3f}"
+              f"   (load {load[0]:.1f} {load[1]:.1f} {load[2]:.1f})", flush=True)
+        _hook_results(results, name, *copies[name])
+
+
+def _hook_results(results: dict, variant: str, dag: Path, log: Path | None) -> None:
+    if log is None:
+        return
     hooks = hook_times(log)
     together, alone = overlapping(hooks["pre"])
     bucket = results.setdefault("hooks", {}).setdefault(variant, {})
@@ -319,7 +342,14 @@ def main() -> None:
     parser.add_argument("--skip-montage", action="store_true")
     parser.add_argument("--skip-figure1", action="store_true")
     parser.add_argument("--keep", action="store_true", help="keep the pool's files (printed)")
+    parser.add_argument("--variants", default=",".join(VARIANTS[1:]),
+                        help="comma-separated: fixedK, fixedK-pre (--always-pre), default, anchor [%(default)s]")
+    parser.add_argument("--together", action="store_true",
+                        help="submit the plain DAG and every variant at once (one ratio each per round) "
+                             "instead of one pair per variant")
+    parser.add_argument("--skip-reaper", action="store_true", help="skip the surplus-replica scenario")
     args = parser.parse_args()
+    variants = tuple(v.strip() for v in args.variants.split(",") if v.strip())
     # two copies at once, the default one with up to 3 replicas a node
     os.environ.setdefault("POOL_CPUS", "32")
     started = time.time()
@@ -336,9 +366,12 @@ def main() -> None:
                                        ("montage", args.skip_montage or not MONTAGE.exists())) if not skip]
         for round_no in range(1, args.rounds + 1):
             for workflow in workflows:
-                for variant in VARIANTS[1:]:
+                if args.together:
+                    run_pair(pool, workflow, round_no, variants, args.task_seconds, results)
+                    continue
+                for variant in variants:
                     run_pair(pool, workflow, round_no, variant, args.task_seconds, results)
-        reaper = reaper_scenario(pool)
+        reaper = {} if args.skip_reaper else reaper_scenario(pool)
     finally:
         pool.stop()
         if args.keep:
@@ -361,7 +394,8 @@ def main() -> None:
     for variant, buckets in results.get("dagman", {}).items():
         for name, values in buckets.items():
             print(f"  {variant:8s} {name:28s} {stats(values)}")
-    print("surplus replicas (fixed:3, proc 0 exits 0 after 4 s, the others would run 60 s)")
+    if reaper:
+        print("surplus replicas (fixed:3, proc 0 exits 0 after 4 s, the others would run 60 s)")
     for name, values in reaper.items():
         print(f"  {name:32s} {stats(values)}")
     print(f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores; {time.time() - started:.0f} s in all")

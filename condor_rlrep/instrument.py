@@ -18,6 +18,17 @@
   merged into the copy);
 * a SERVICE node (local universe) runs ``rlrep-reaper``.
 
+A fixed policy (``fixed:K``, ``single``) decides nothing at run time, so
+its nodes run without PRE: instrument writes each node's replica
+description once, with PRE's own function
+(:func:`condor_rlrep.hooks.nodesubmit.node_description`), and for K > 1
+the state POST reads (``nodes/<node>.fixed.json``). With K = 1 there is
+no POST and no reaper either: one proc, whose result DAGMan's own verdict
+is. PRE stays where it is needed: a node with its own PRE script (which may
+write the description DAGMan reads after it), or whose per-replica file
+names depend on the attempt (``$(RETRY)``, ``$(DAGManJobId)``).
+``always_pre`` wires every node as the agent's are.
+
 NOOP, DONE, FINAL, SERVICE, PROVISIONER and SUBDAG nodes, and nodes whose
 description queues several procs or uses itemdata, keep their definition.
 A sub-DAG is instrumented by running ``instrument`` on its own DAG file.
@@ -110,6 +121,12 @@ class InstrumentOptions:
     every POST costs one scan more than a plain node). None: the pool's."""
     environ: Mapping[str, str] | None = None
     """Environment the store is resolved from (default: ``os.environ``)."""
+    always_pre: bool = False
+    """Run PRE (and POST) on every replicable node even under a fixed policy,
+    which needs neither: each attempt then gets its journal entry with φ′
+    (``status``/``report`` show φ′ and slack), at DAGMan's cost of a script
+    cycle or two per node. False: instrument writes a fixed policy's
+    descriptions itself and PRE runs only where it must."""
 
 
 @dataclass
@@ -128,6 +145,13 @@ class InstrumentResult:
     warnings: list[str] = field(default_factory=list)
     dagman_note: str = ""
     """The DAGMan version instrumented for, and how it was known."""
+    without_pre: list[str] = field(default_factory=list)
+    """Nodes of a fixed policy whose description instrument wrote: no PRE
+    (and with one replica no POST either)."""
+    without_post: list[str] = field(default_factory=list)
+    """Of those, the nodes with no POST hook (one replica)."""
+    pre_kept: dict[str, str] = field(default_factory=dict)
+    """Nodes of a fixed policy that still run PRE, and why."""
 
 
 def hook_executables(hooks_bin: str | None = None) -> dict[str, str]:
@@ -257,6 +281,9 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         os.makedirs(os.path.join(context, sub), exist_ok=True)
 
     replicated: list[str] = []
+    pre_less: list[str] = []
+    post_less: list[str] = []
+    kept_pre: dict[str, str] = {}  # nodes of a fixed policy that still run PRE, and why
     passed: dict[str, str] = {}
     in_place: list[str] = []
     with_dagid = version >= _DAGID_SINCE
@@ -308,12 +335,32 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         _write_node_vars(context, node, dag_mode)
         if text is not None and runs_in_place(text, {"JOB": node.name, "RETRY": "0", **_vars_of(node)}):
             in_place.append(node.name)
+        static = (_static_description(node, text, fixed, node_dir, kept_pre, spec.prefers_idle)
+                  if fixed is not None and not opts.always_pre else None)
+        if static is not None:
+            # A fixed policy decides nothing at run time: the description PRE
+            # would write on every attempt is written once, here, and the node
+            # runs without PRE (DAGMan submits it a cycle sooner).
+            write_atomic(generated, static.body, mode=_mode_of(original, dag_mode))
+        if static is not None and fixed > 1:
+            _write_fixed_state(context, node.name, fixed, static.files)
+        else:  # a copy instrumented here before must not leave POST a stale one
+            _forget_fixed_state(context, node.name)
         node.submit = generated
         node.inline_submit = None
-        _add_scripts(node, hooks, context, original, generated, with_dagid, with_success)
+        replicated.append(node.name)
+        # One replica: DAGMan's own result is exactly the node's, so no POST
+        # judges it (a user's POST line stays as it was, with DAGMan's macros).
+        one = fixed == 1 and not opts.always_pre
+        _add_scripts(node, hooks, context, original, generated, with_dagid, with_success, pre=static is None,
+                     post=not one)
+        if static is not None:
+            pre_less.append(node.name)
+        if one:
+            post_less.append(node.name)
+            continue
         if tolerance == "node":
             node.tolerance = "99% WAIT"
-        replicated.append(node.name)
 
     spliced = any("+" in name for name in workflow.nodes)
     config_path = _config(workflow, src_dir, context, tolerance, opts.max_replicas, spliced, opts.dagman_scan_interval)
@@ -332,6 +379,8 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         policy=hook_policy, estimates=estimates_path, default_estimate=opts.default_estimate,
         power_default_watts=opts.power_default_watts, power_hosts=dict(opts.power_hosts), tolerance=tolerance,
         store_timeout=float(opts.store_timeout), allow_any_node_name_characters=spliced,
+        fixed_without_pre={name: int(fixed) for name in pre_less} if fixed else {},
+        without_post=[name for name in post_less if "POST" not in workflow.nodes[name].scripts],
     )
     settings.fixed_replicas()  # validates fixed:K
     _narrow(settings.save(context), 0o600)  # names the store: private, like it
@@ -355,7 +404,8 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         )
     return InstrumentResult(dst, context, replicated, passed, store_path, config_path, hooks,
                             store_created=store_created, store_note=store_note, warnings=warnings,
-                            dagman_note=dagman_note)
+                            dagman_note=dagman_note, without_pre=pre_less, without_post=post_less,
+                            pre_kept=kept_pre)
 
 
 def _live_policy(opts: InstrumentOptions) -> PolicySpec:
@@ -398,6 +448,54 @@ def _absolute_model_paths(workflow: Workflow) -> None:
                 assignment.value = value
 
 
+def _static_description(node: Node, text: str | None, replicas: int, node_dir: str,
+                        kept_pre: dict[str, str], prefer_idle: bool) -> Any:
+    """The node's description for a fixed policy when it is the same on every
+    attempt (:func:`condor_rlrep.hooks.nodesubmit.attempt_independent`), else
+    None, with the reason PRE stays in ``kept_pre``."""
+    from condor_rlrep.condor.submit import SubmitError
+    from condor_rlrep.hooks.nodesubmit import attempt_independent
+
+    if node.scripts.get("PRE") is not None:
+        # the user's PRE may write or change the description DAGMan submits
+        kept_pre[node.name] = "its own PRE script runs before the description is read"
+        return None
+    if text is None:
+        kept_pre[node.name] = "its submit description is not there yet"
+        return None
+    try:
+        static = attempt_independent(text, node=node.name, replicas=replicas,
+                                     macros={"JOB": node.name, **_vars_of(node)}, cwd=node_dir,
+                                     prefer_idle=prefer_idle)
+    except SubmitError as err:
+        kept_pre[node.name] = f"its description does not check out ({err}); PRE runs it unchanged"
+        return None
+    if static is None:
+        kept_pre[node.name] = "its replicas' file names depend on $(RETRY) or $(DAGManJobId)"
+    return static
+
+
+def _forget_fixed_state(context: str, node: str) -> None:
+    from condor_rlrep.hooks.layout import node_fixed_state_path
+
+    try:
+        os.unlink(node_fixed_state_path(context, node))
+    except FileNotFoundError:
+        pass
+
+
+def _write_fixed_state(context: str, node: str, replicas: int, files: list[str]) -> None:
+    """What PRE would have told POST, for a node that runs without PRE."""
+    from condor_rlrep.hooks.layout import node_fixed_state_path
+    from condor_rlrep.hooks.runstate import write_node_state
+
+    write_node_state(node_fixed_state_path(context, node), {
+        "node": node, "mode": "replicas", "retry": None, "dagid": None, "run_id": "", "decision_id": None,
+        "replicas": replicas, "log_offset": 0, "submit_time": 0.0, "files": files, "chosen": "fixed",
+        "written_by": "instrument",
+    })
+
+
 def _original(workflow: Workflow, node: Node, node_dir: str, body_path: str) -> tuple[str, str | None]:
     """Path PRE reads the user's description from, and a body to write there first."""
     if node.inline_submit is not None:
@@ -415,12 +513,16 @@ def _macro_positions(argv: list[str], macro: str) -> str | None:
 
 
 def _add_scripts(
-    node: Node, hooks: Mapping[str, str], context: str, original: str, generated: str, with_dagid: bool, with_success: bool
+    node: Node, hooks: Mapping[str, str], context: str, original: str, generated: str, with_dagid: bool, with_success: bool,
+    *, pre: bool = True, post: bool = True,
 ) -> None:
     """SCRIPT lines in the layout of :mod:`condor_rlrep.hooks.argv`: our
     values as ``--name=value``, DAGMan's macros positionally after ``--``,
     the user's script after a second ``--``. (``generated`` is not passed:
-    PRE derives the node's submit file from ``--ctx`` and ``--node``.)"""
+    PRE derives the node's submit file from ``--ctx`` and ``--node``.)
+    ``pre``: False for a node whose description instrument wrote; ``post``:
+    False for one replica a node (DAGMan's own verdict is the node's), where
+    the user's POST line, if any, stays as it was."""
     from condor_rlrep.hooks.argv import hook_argv
 
     user_pre = node.scripts.get("PRE")
@@ -439,10 +541,12 @@ def _add_scripts(
             positions = _macro_positions(user_post.argv, macro)
             if positions:
                 post_options.append((option, positions))
-    pre = hook_argv([*common, ("submit", original)], pre_macros, user_pre.argv if user_pre is not None else ())
-    post = hook_argv(post_options, post_macros, user_post.argv if user_post is not None else ())
-    node.scripts["PRE"] = _script("PRE", hooks["pre"], pre, user_pre)
-    node.scripts["POST"] = _script("POST", hooks["post"], post, user_post)
+    pre_argv = hook_argv([*common, ("submit", original)], pre_macros, user_pre.argv if user_pre is not None else ())
+    post_argv = hook_argv(post_options, post_macros, user_post.argv if user_post is not None else ())
+    if pre:
+        node.scripts["PRE"] = _script("PRE", hooks["pre"], pre_argv, user_pre)
+    if post:
+        node.scripts["POST"] = _script("POST", hooks["post"], post_argv, user_post)
 
 
 def _script(kind: str, executable: str, arguments: list[str], user: Script | None) -> Script:
@@ -684,7 +788,10 @@ def _refuse_instrumented(workflow: Workflow, src: str) -> None:
         names = [os.path.basename(script.executable) for script in node.scripts.values()]
         ours = [name for name in names if name in _HOOK_NAMES]
         submit = str(node.submit or "")
-        if ours or (node.kind == "SERVICE" and submit.endswith(CONTEXT_SUFFIX + os.sep + "reaper.sub")):
+        # a fixed:1 copy has no hook at all, only our node submit files
+        ours_submit = os.path.basename(os.path.dirname(os.path.dirname(submit))).endswith(CONTEXT_SUFFIX) \
+            and os.path.basename(os.path.dirname(submit)) == "nodes" and submit.endswith(".sub")
+        if ours or ours_submit or (node.kind == "SERVICE" and submit.endswith(CONTEXT_SUFFIX + os.sep + "reaper.sub")):
             source = None
             try:
                 with open(src + CONTEXT_SUFFIX + os.sep + SETTINGS_FILE, encoding="utf-8") as handle:
@@ -693,4 +800,4 @@ def _refuse_instrumented(workflow: Workflow, src: str) -> None:
                 pass
             where = f"; its source is {source}: instrument that one" if source else ": instrument the DAG it was made from"
             raise DagError(f"this DAG was written by condor-rlrep instrument (node {node.name} runs "
-                           f"{ours[0] if ours else 'the reaper'}){where}", path=src, line=node.source_line)
+                           f"{ours[0] if ours else ('the reaper' if node.kind == 'SERVICE' else 'its submit file ' + submit)}){where}", path=src, line=node.source_line)

@@ -32,7 +32,7 @@ def case(tmp_path: Path):
         'VARS A rlrep_bottlemod="models/m.toml"\nVARS B rlrep_bottlemod="models/m.toml#dl1"\n'
     )
     dag = tmp_path / "run" / "w.rlrep.dag"
-    result = instrument(user / "w.dag", dag, InstrumentOptions(store=str(tmp_path / "s.sqlite"), policy="fixed:2"))
+    result = instrument(user / "w.dag", dag, InstrumentOptions(store=str(tmp_path / "s.sqlite"), policy="fixed:2", always_pre=True))
     return user, dag, result.context
 
 

@@ -21,7 +21,7 @@ import pytest
 from _hookutil import FIGURE1, SHARED_DATA, call_script, post_macros, pre_macros, run_script
 from condor_rlrep.condor.eventlog_writer import EventLogWriter
 from condor_rlrep.dag.parser import read_dag
-from condor_rlrep.hooks.layout import node_state_path
+from condor_rlrep.hooks.layout import node_fixed_state_path, node_state_path
 from condor_rlrep.instrument import InstrumentOptions, instrument
 
 T0 = 1_780_000_000.0
@@ -108,8 +108,9 @@ SCENARIOS = ["evict-then-win", "fail-then-win", "all-fail", "signal", "evict-the
 
 @pytest.mark.parametrize(("policy", "runner"), [("fixed:3", run_script), ("agent", call_script)])
 def test_figure1_end_to_end(figure1_copy: Path, tmp_path: Path, policy: str, runner) -> None:
-    """fixed:3 runs the real executables; the agent variant (same argv, same
-    cwd) runs in this process to keep the suite fast."""
+    """fixed:3 runs the real executables (POST only: instrument wrote the
+    replica descriptions, and POST judges from the state it wrote); the agent
+    variant (same argv, same cwd) runs in this process to keep the suite fast."""
     before = {p.name: p.read_bytes() for p in figure1_copy.parent.iterdir()}
     out = tmp_path / "run" / "figure1.rlrep.dag"
     store = tmp_path / "agent.sqlite"
@@ -121,8 +122,11 @@ def test_figure1_end_to_end(figure1_copy: Path, tmp_path: Path, policy: str, run
     expected_rewards = 0
     for index, node in enumerate(order):
         scenario = SCENARIOS[index]
-        pre = runner(out, node, "PRE", pre_macros())
-        assert pre.returncode == 0, pre.stderr
+        if policy == "fixed:3":
+            assert "PRE" not in workflow.nodes[node].scripts
+        else:
+            pre = runner(out, node, "PRE", pre_macros())
+            assert pre.returncode == 0, pre.stderr
         submit = workflow.nodes[node].submit
         replicas = _replicas(submit)
         if policy == "fixed:3":
@@ -131,14 +135,15 @@ def test_figure1_end_to_end(figure1_copy: Path, tmp_path: Path, policy: str, run
         cluster, expected, ret = pool.run(node, replicas, scenario)
         post = runner(out, node, "POST", post_macros(cluster, replicas, ret))
         assert post.returncode == expected, (node, scenario, replicas, post.stderr)
-        state = json.loads(Path(node_state_path(result.context, node)).read_text())
+        state_path = node_fixed_state_path if policy == "fixed:3" else node_state_path
+        state = json.loads(Path(state_path(result.context, node)).read_text())
         assert state["replicas"] == replicas and state["mode"] == "replicas"
         expected_rewards += policy == "agent"
     # the user's files are byte-for-byte unchanged
     assert {p.name: p.read_bytes() for p in figure1_copy.parent.iterdir()} == before
     log = (Path(result.context) / "hooks.log").read_text()
     assert "FAIL-OPEN" not in log
-    assert log.count(" PRE ") == 8 and log.count(" POST ") == 8
+    assert log.count(" PRE ") == (8 if policy == "agent" else 0) and log.count(" POST ") == 8
     if policy == "agent":
         rows = _decisions(store)
         assert len(rows) == expected_rewards
@@ -174,7 +179,7 @@ def test_montage_dax_exported_end_to_end(tmp_path: Path) -> None:
     exported = export_dagman(read_dax(dax), tmp_path / "montage")
     out = tmp_path / "run" / "montage.rlrep.dag"
     store = tmp_path / "agent.sqlite"
-    result = instrument(exported, out, InstrumentOptions(store=str(store), policy="fixed:2"))
+    result = instrument(exported, out, InstrumentOptions(store=str(store), policy="fixed:2", always_pre=True))
     workflow = read_dag(out)
     assert len(result.replicated) == 25
     pool = Pool(Path(str(out) + ".nodes.log"))

@@ -252,7 +252,7 @@ def test_user_post_decides_last_with_single_job_values(tmp_path: Path) -> None:
     os.chmod(user / "post.sh", 0o755)
     (user / "w.dag").write_text('JOB A a.sub\nVARS A rlrep_estimate="6"\nSCRIPT POST A post.sh $RETURN $JOB $SUCCESS\n')
     dag = tmp_path / "run" / "w.dag"
-    instrument(user / "w.dag", dag, InstrumentOptions(policy="fixed:3"))
+    instrument(user / "w.dag", dag, InstrumentOptions(policy="fixed:3", always_pre=True))
     assert call_script(dag, "A", "PRE", pre_macros()).returncode == 0
     writer = EventLogWriter(Path(str(dag) + ".nodes.log"))
     for proc in range(3):

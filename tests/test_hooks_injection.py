@@ -66,7 +66,7 @@ def hostile(tmp_path: Path) -> tuple[Path, Path, Path]:
     lines = [f"JOB {name} a.sub\nVARS {name} rlrep_estimate=\"5\"\n" for name in names]
     (user / "w.dag").write_text("".join(lines))
     dag = tmp_path / "run" / "w.dag"
-    instrument(user / "w.dag", dag, InstrumentOptions(policy="fixed:2", dagman_version=(25, 14, 0)))
+    instrument(user / "w.dag", dag, InstrumentOptions(policy="fixed:2", always_pre=True, dagman_version=(25, 14, 0)))
     return tmp_path, dag, user
 
 
@@ -106,7 +106,7 @@ def test_dagid_and_state_contents_cannot_add_submit_commands(tmp_path: Path) -> 
     (user / "a.sub").write_text(SUB)
     (user / "w.dag").write_text('JOB A a.sub\nVARS A rlrep_estimate="5"\n')
     dag = tmp_path / "run" / "w.dag"
-    instrument(user / "w.dag", dag, InstrumentOptions(policy="fixed:2", dagman_version=(25, 14, 0)))
+    instrument(user / "w.dag", dag, InstrumentOptions(policy="fixed:2", always_pre=True, dagman_version=(25, 14, 0)))
     context = Path(str(dag) + ".rlrep")
     out = Path(node_submit_path(str(context), "A"))
     # a $DAGID that is not an id: ignored, never a tag
@@ -133,7 +133,7 @@ def test_state_cannot_point_post_at_other_files(tmp_path: Path) -> None:
     (user / "a.sub").write_text(SUB)
     (user / "w.dag").write_text('JOB A a.sub\nVARS A rlrep_estimate="5"\n')
     dag = tmp_path / "run" / "w.dag"
-    instrument(user / "w.dag", dag, InstrumentOptions(policy="fixed:2", dagman_version=(25, 14, 0)))
+    instrument(user / "w.dag", dag, InstrumentOptions(policy="fixed:2", always_pre=True, dagman_version=(25, 14, 0)))
     assert in_process(dag, "A", "PRE", pre_macros()) == 0
     state_path = Path(node_state_path(str(dag) + ".rlrep", "A"))
     state = json.loads(state_path.read_text())

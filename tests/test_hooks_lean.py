@@ -59,7 +59,7 @@ def test_warm_hooks_import_no_heavy_modules(tmp_path: Path) -> None:
 
 def test_a_replicated_pre_checks_its_description_with_htcondor2(tmp_path: Path) -> None:
     out = tmp_path / "o" / "fig.dag"
-    instrument(FIGURE1, out, InstrumentOptions(policy="fixed:2"))
+    instrument(FIGURE1, out, InstrumentOptions(policy="fixed:2", always_pre=True))
     argv, cwd = script_argv(out, "A", "PRE")
     modules = _imported(substitute(argv, {"$JOB": "A", **pre_macros()}), cwd)
     assert "a=2 (fixed)" in (Path(str(out) + ".rlrep") / "hooks.log").read_text()
@@ -68,7 +68,7 @@ def test_a_replicated_pre_checks_its_description_with_htcondor2(tmp_path: Path) 
 
 def test_a_single_replica_post_of_a_fixed_policy_loads_no_bindings(tmp_path: Path) -> None:
     out = tmp_path / "o" / "fig.dag"
-    instrument(FIGURE1, out, InstrumentOptions(policy="fixed:1"))
+    instrument(FIGURE1, out, InstrumentOptions(policy="fixed:1", always_pre=True))
     argv, cwd = script_argv(out, "A", "PRE")
     assert "htcondor2" not in _imported(substitute(argv, {"$JOB": "A", **pre_macros()}), cwd)
     argv, cwd = script_argv(out, "A", "POST")

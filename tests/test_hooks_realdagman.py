@@ -39,7 +39,7 @@ def single_node_dag(tmp_path: Path, node_log: Path, store: Path | None, policy: 
     (user / "a.sub").write_text("executable = /bin/true\nqueue\n")
     (user / "w.dag").write_text("JOB A a.sub\nJOB C a.sub\nVARS A rlrep_estimate=\"60\"\nVARS C rlrep_estimate=\"60\"\n")
     out = tmp_path / "run" / "w.rlrep.dag"
-    instrument(user / "w.dag", out, InstrumentOptions(node_log=str(node_log), policy=policy,
+    instrument(user / "w.dag", out, InstrumentOptions(node_log=str(node_log), policy=policy, always_pre=True,
                                                       store=None if store is None else str(store)))
     return out
 

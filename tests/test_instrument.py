@@ -67,7 +67,7 @@ def test_existing_scripts_are_chained(tmp_path: Path) -> None:
     dag = _user(tmp_path, "JOB A a.sub\nSCRIPT DEFER 4 30 PRE A check.sh $JOB $RETRY\n"
                           "SCRIPT POST A pegasus-exitcode -r $RETURN -n $JOB $SUCCESS\nVARS A rlrep_estimate=\"5\"\n")
     out = tmp_path / "o" / "w.dag"
-    instrument(dag, out, InstrumentOptions(policy="single"))
+    instrument(dag, out, InstrumentOptions(policy="single", always_pre=True))  # single alone chains no POST
     node = read_dag(out).nodes["A"]
     pre, post = node.scripts["PRE"], node.scripts["POST"]
     assert (pre.defer_status, pre.defer_seconds) == (4, 30)
@@ -89,7 +89,7 @@ def test_kinds_left_alone(tmp_path: Path) -> None:
         {"many.sub": "executable = x\nqueue 5\n", "items.sub": "executable = x\nqueue s from (\n1\n2\n)\n",
          "inner.dag": "JOB Z a.sub\n"},
     )
-    result = instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single"))
+    result = instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", always_pre=True))
     assert result.replicated == ["A"]
     assert result.passed_through == {
         "M": "own description has queue 5", "I": "own description has queue s from (", "N": "NOOP", "D": "DONE",
@@ -105,7 +105,7 @@ def test_inline_and_submit_description_bodies_are_written_out(tmp_path: Path) ->
     dag = _user(tmp_path, "SUBMIT-DESCRIPTION shared {\nexecutable = /bin/true\nqueue\n}\n"
                           "JOB A {\nexecutable = /bin/echo\nqueue\n}\nJOB B shared\n"
                           'VARS A rlrep_estimate="1"\nVARS B rlrep_estimate="1"\n')
-    result = instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single"))
+    result = instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", always_pre=True))
     assert result.replicated == ["A", "B"]
     ctx = Path(result.context)
     assert (ctx / "nodes" / "A.orig.sub").read_text() == "executable = /bin/echo\nqueue\n"
@@ -116,7 +116,7 @@ def test_inline_and_submit_description_bodies_are_written_out(tmp_path: Path) ->
 
 def test_dir_is_respected(tmp_path: Path) -> None:
     dag = _user(tmp_path, 'JOB A a.sub DIR sub\nVARS A rlrep_estimate="1"\n', {"sub/a.sub": SUB})
-    instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single"))
+    instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", always_pre=True))
     node = read_dag(tmp_path / "o" / "w.dag").nodes["A"]
     assert node.directory == str(tmp_path / "user" / "sub")
     args = node.scripts["PRE"].arguments
@@ -136,7 +136,7 @@ def test_no_tolerance_merges_user_config(tmp_path: Path) -> None:
 
 def test_old_dagman_gets_no_new_macros(tmp_path: Path) -> None:
     dag = _user(tmp_path, 'JOB A a.sub\nVARS A rlrep_estimate="1"\n')
-    instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", dagman_version=(23, 0, 0)))
+    instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", always_pre=True, dagman_version=(23, 0, 0)))
     node = read_dag(tmp_path / "o" / "w.dag").nodes["A"]
     tokens = set(node.scripts["PRE"].arguments) | set(node.scripts["POST"].arguments)
     assert not tokens & {"$DAGID", "$CLUSTERID", "$SUCCESS"}
@@ -176,7 +176,7 @@ def test_cli(tmp_path: Path) -> None:
 def test_splices_are_flattened_with_the_any_name_knob(tmp_path: Path) -> None:
     dag = _user(tmp_path, 'SPLICE S inner.dag\nJOB A a.sub\nPARENT A CHILD S\nVARS A rlrep_estimate="1"\n',
                 {"inner.dag": 'JOB X a.sub\nVARS X rlrep_estimate="2"\n'})
-    result = instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single"))
+    result = instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", always_pre=True))
     assert sorted(result.replicated) == ["A", "S+X"]
     assert "DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS = True" in Path(result.config).read_text()
     wf = read_dag(tmp_path / "o" / "w.dag", allow_any_node_name_characters=True)
@@ -188,7 +188,7 @@ def test_lazy_and_blank_named_submit_files(tmp_path: Path) -> None:
     a blank reaches the hook through a link (DAGMan splits SCRIPT args on blanks)."""
     dag = _user(tmp_path, 'JOB L later.sub\nJOB B "my job.sub"\nVARS L rlrep_estimate="1"\nVARS B rlrep_estimate="1"\n',
                 {"my job.sub": SUB})
-    result = instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single"))
+    result = instrument(dag, tmp_path / "o" / "w.dag", InstrumentOptions(policy="single", always_pre=True))
     assert sorted(result.replicated) == ["B", "L"]
     wf = read_dag(tmp_path / "o" / "w.dag")
     args = wf.nodes["B"].scripts["PRE"].arguments

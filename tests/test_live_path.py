@@ -192,7 +192,7 @@ def test_agent_choice_is_capped_and_one_replica_when_past_the_deadline(tmp_path:
 def test_fixed_k_is_exactly_k(tmp_path: Path) -> None:
     dag = figure1(tmp_path)
     out = tmp_path / "run" / "f.dag"
-    instrument(dag, out, InstrumentOptions(policy="fixed:2", phi=0.5))
+    instrument(dag, out, InstrumentOptions(policy="fixed:2", always_pre=True, phi=0.5))
     assert pre(out, "A", T0) == 0 and pre(out, "H", T0 + 5 * 4 * 1920) == 0
     assert state_of(out, "H")["phi_prime"] < 0 and state_of(out, "H")["replicas"] == 2  # asked for
 
@@ -200,7 +200,7 @@ def test_fixed_k_is_exactly_k(tmp_path: Path) -> None:
 def test_the_nodes_that_start_the_workflow_share_its_start(tmp_path: Path) -> None:
     dag = figure1(tmp_path)
     out = tmp_path / "run" / "f.dag"
-    instrument(dag, out, InstrumentOptions(policy="fixed:1", phi=0.25))
+    instrument(dag, out, InstrumentOptions(policy="fixed:1", always_pre=True, phi=0.25))
     for offset, node in ((0.0, "A"), (0.07, "B"), (0.2, "C")):
         assert pre(out, node, T0 + offset) == 0
     a, b, c = (state_of(out, n) for n in "ABC")
@@ -274,7 +274,7 @@ def test_declared_output_files_are_remapped_per_replica(tmp_path: Path) -> None:
 def test_pre_and_post_keep_replicas_apart_and_promote_the_winner(tmp_path: Path) -> None:
     dag = figure1(tmp_path)
     out = tmp_path / "run" / "f.dag"
-    instrument(dag, out, InstrumentOptions(policy="fixed:3"))
+    instrument(dag, out, InstrumentOptions(policy="fixed:3", always_pre=True))
     assert pre(out, "A", T0) == 0
     body = (Path(str(out) + ".rlrep") / "nodes" / "A.sub").read_text()
     assert "queue 3" in body and f"output = {dag.parent}/A.$(ClusterId).0.out.rlrep-$(ProcId)" in body
@@ -363,7 +363,7 @@ def test_one_replica_of_a_fixed_policy_is_judged_by_return_without_the_log(tmp_p
     one DAGMan would have used; the node log is not even opened."""
     dag = figure1(tmp_path)
     out = tmp_path / "run" / "f.dag"
-    instrument(dag, out, InstrumentOptions(policy="fixed:1"))
+    instrument(dag, out, InstrumentOptions(policy="fixed:1", always_pre=True))
     assert pre(out, "A", T0) == 0
     assert not Path(str(out) + ".nodes.log").exists()
     expected = {0: 0, 3: 3, -1002: 1}[code]

@@ -20,7 +20,8 @@ def test_settings_lost_mid_run_the_replicated_node_still_succeeds(pool: Pool) ->
     work = replica_dag(pool, "faults-settings", fast=3)
     write(work / "w.dag", 'JOB A b.sub\nJOB B b.sub\nPARENT A CHILD B\nVARS ALL_NODES rlrep_estimate="30"\n')
     pool.own(work)
-    pool.rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--policy", "fixed:3", cwd=work)
+    # --always-pre: B's PRE is what meets the lost settings (a fixed policy needs no PRE otherwise)
+    pool.rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--policy", "fixed:3", "--always-pre", cwd=work)
     dag = work / "run" / "w.rlrep.dag"
     settings = Path(str(dag) + ".rlrep") / "hooks.json"
     pool.submit_dag(dag)

@@ -32,6 +32,9 @@ from condor_rlrep.instrument import InstrumentOptions, instrument as instrument_
 @criticality_option()
 @click.option("--dagman-version", default=None, help="HTCondor version of the pool's DAGMan.  [default: read from condor_dagman on PATH, else 25.14.0]")
 @click.option("--no-tolerance", is_flag=True, help="Set DAGMAN_NODE_JOB_FAILURE_TOLERANCE (DAGMan >= 24.8.1) in a CONFIG file instead of TOLERANCE lines (DAGMan < 25.14).")
+@click.option("--always-pre", is_flag=True, default=False,
+              help="Run PRE and POST on every node even under a fixed policy (which needs neither): status/report "
+                   "then show each attempt's phi' and slack, at DAGMan's cost of a script cycle or two per node.")
 @click.option("--hooks-bin", type=click.Path(file_okay=False), default=None, help="Directory holding rlrep-pre/post/reaper.")
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None, help="TOML/JSON file with these options (and [power]); options given here win.")
 @json_option("Print what was written as one JSON object.")
@@ -62,6 +65,13 @@ def instrument(ctx: click.Context, dag: str, out: str, config_file: str | None, 
     click.echo(f"wrote {result.dag} ({len(result.replicated)} replicable node(s); hook files in {result.context})")
     for node, why in result.passed_through.items():
         click.echo(f"  {node}: left as is ({why})")
+    if result.without_pre:
+        click.echo(f"  {len(result.without_pre)} node(s) run without PRE"
+                   + (f" ({len(result.without_post)} without POST: one replica, DAGMan's own result is the node's)"
+                      if result.without_post else "")
+                   + ": a fixed policy decides nothing at run time, so their descriptions are written now")
+    for node, why in result.pre_kept.items():
+        click.echo(f"  {node}: keeps PRE ({why})")
     if result.store is None:
         click.echo(f"  agent store: {result.store_note}")
     else:

@@ -6,9 +6,12 @@
 * ``hooks.json``        – :class:`HookSettings` (store, φ, power table …)
 * ``hooks.log``         – the per-DAG hook log (:mod:`.hooklog`)
 * ``nodes/<n>.sub``     – the node's submit file: the user's description as
-  instrument copied it (mode kept), rewritten by PRE each attempt
+  instrument copied it (mode kept), rewritten by PRE each attempt; for a
+  fixed policy the replica description, written by instrument (no PRE)
 * ``nodes/<n>.orig.sub``– an inline / SUBMIT-DESCRIPTION body, written out
 * ``nodes/<n>.vars.json``– the node's VARS (PRE expands file names with them)
+* ``nodes/<n>.fixed.json``– for a fixed policy's node that runs without PRE
+  (instrument wrote its description): the node state PRE would have written
 * ``replicable.txt``     – the nodes that run replicas, one per line (the reaper)
 * ``state/<n>.json``    – what PRE decided for the node's current attempt (0600,
   checked by :func:`.runstate.check_node_state` when read)
@@ -38,6 +41,7 @@ __all__ = [
     "node_original_path",
     "node_state_path",
     "node_vars_path",
+    "node_fixed_state_path",
     "REPLICABLE_FILE",
 ]
 
@@ -75,6 +79,11 @@ def node_original_path(context: str, node: str) -> str:
     return os.path.join(context, "nodes", node_file_stem(node) + ".orig.sub")
 
 
+def node_fixed_state_path(context: str, node: str) -> str:
+    """What PRE would have told POST, for a fixed-policy node instrument wrote the description of (no PRE)."""
+    return os.path.join(context, "nodes", node_file_stem(node) + ".fixed.json")
+
+
 def node_vars_path(context: str, node: str) -> str:
     return os.path.join(context, "nodes", node_file_stem(node) + ".vars.json")
 
@@ -109,6 +118,8 @@ class HookSettings:
         "power_hosts": {},
         "tolerance": "node",      # "node" (TOLERANCE 99% WAIT) or "config" (DAGMan knob)
         "allow_any_node_name_characters": False,
+        "fixed_without_pre": {},  # node -> K: a fixed policy's node whose description instrument wrote (no PRE)
+        "without_post": [],       # nodes with no POST script at all (one replica): DAGMan's verdict is the job's
     }
 
     def __init__(self, **values: Any):

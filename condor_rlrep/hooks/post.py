@@ -162,8 +162,10 @@ def _current_state(context: str, node: str, args: HookArgs, notes: list[str]) ->
     try:
         state = read_node_state(node_state_path(context, node))
     except FileNotFoundError:
-        notes.append("no PRE state for this node (PRE failed open or did not run)")
-        return None
+        fixed = _fixed_state(context, node, notes)
+        if fixed is None:
+            notes.append("no PRE state for this node (PRE failed open or did not run)")
+        return fixed
     except (OSError, ValueError) as err:
         notes.append(f"PRE state unreadable ({describe(err)})")
         return None
@@ -172,6 +174,21 @@ def _current_state(context: str, node: str, args: HookArgs, notes: list[str]) ->
         notes.append(f"PRE state is for attempt {state.get('retry')}, this is attempt {retry}: ignored")
         return None
     return state
+
+
+def _fixed_state(context: str, node: str, notes: list[str]) -> dict[str, Any] | None:
+    """The state instrument wrote for a fixed-policy node that runs without
+    PRE (its replicas and their files), or None."""
+    from condor_rlrep.hooks.layout import node_fixed_state_path
+    from condor_rlrep.hooks.runstate import read_node_state
+
+    try:
+        return read_node_state(node_fixed_state_path(context, node))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as err:
+        notes.append(f"instrument's state of this node unreadable ({describe(err)})")
+        return None
 
 
 def _note_dag_change(context: str, settings: Any, state: dict[str, Any], notes: list[str]) -> None:
@@ -267,6 +284,11 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
     # DAGMan's submit cycle and the hooks are not scored against the task;
     # PRE's clock only when the log has no submit event for it.
     submit_time = float(history.submit_time if history.submit_time is not None else state["submit_time"])
+    removed = sum(1 for inv in history.invocations if inv.ended_by == "removed")
+    if decision_id is None and "phi_prime" not in state:
+        # no PRE ran (instrument wrote the node's description): no φ′ to judge the task by, and nothing to record
+        return (f"s_t={submit_time:.0f} replicas={int(state['replicas'])} evictions={history.evictions} "
+                f"removed={removed} winner={history.winner} (fixed policy, no PRE: nothing to record)")
     outcome = evaluate(
         history.invocations,
         submit_time=submit_time,
@@ -275,7 +297,6 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
         replicas=int(state["replicas"]),
         power=settings.power_table(),
     )
-    removed = sum(1 for inv in history.invocations if inv.ended_by == "removed")
     summary = (
         f"s_t={submit_time:.0f} replicas={int(state['replicas'])} evictions={history.evictions} removed={removed} "
         f"success={outcome.success} completed={outcome.completed} reward={outcome.reward:.4g} "

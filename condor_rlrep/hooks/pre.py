@@ -121,7 +121,7 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     """The hook's work; ``decided`` receives the agent's decision as soon as
     there is one (so that a failure after it can close it)."""
     from condor_rlrep.atomic import write_atomic
-    from condor_rlrep.condor.submit import find_queue, replica_description
+    from condor_rlrep.condor.submit import find_queue
     from condor_rlrep.hooks.layout import HookSettings, node_state_path
     from condor_rlrep.hooks.runstate import workflow_start, write_node_state
 
@@ -221,41 +221,25 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         # at once: a PRE killed from here on leaves a state naming the
         # decision, which the node's next PRE closes (no decision pending for ever)
         write_node_state(node_state_path(context, node), decided_state)
-    tags = {
-        "RlrepDagRun": run.run_id,
-        "RlrepNode": node,
-        "RlrepDecision": "" if decision_id is None else str(decision_id),
-        "RlrepReplicas": replicas,
-    }
-    files: list[str] = []
+    from condor_rlrep.hooks.nodesubmit import node_description
+
     extra: list[str] = []
     notes: list[str] = []
-    if replicas > 1:
-        # Several procs and new file names: checked with the real submit
-        # parser (htcondor2.Submit), the user's description first. One
-        # replica is the user's description plus four attribute lines, which
-        # DAGMan's submit judges exactly as it would the user's alone: no
-        # parser needed (importing htcondor2 is half of a PRE's CPU).
-        from condor_rlrep.condor.replica_files import plan_replica_files
-        from condor_rlrep.condor.submit import validate_description
-
-        dagman_macros = _node_macros(context, node, retry, dagid)
-        validate_description(text, expected_procs=1, macros=dagman_macros)
-        extra, files, notes = plan_replica_files(text, macros=dagman_macros, cwd=os.getcwd())
     if model_detail is not None:  # POST learns each run's KeyboardIdle from the job's log
         from condor_rlrep.hooks.model import SUBMIT_LINES, job_log
 
         lines, log_path, log_note = job_log(text, context, node, _node_macros(context, node, retry, dagid), os.getcwd())
-        extra = [*extra, *SUBMIT_LINES, *lines]
+        extra = [*SUBMIT_LINES, *lines]
         try:
             log_size = os.stat(log_path).st_size if log_path else 0
         except OSError:
             log_size = 0
         model_detail.update(job_log=log_path, job_log_offset=log_size)
         notes.append(log_note)
-    body = replica_description(text, replicas=replicas, tags=tags, extra_lines=extra, prefer_idle=policy.prefers_idle)
-    if replicas > 1:
-        validate_description(body, expected_procs=replicas, macros=dagman_macros)
+    described = node_description(text, node=node, replicas=replicas, decision_id=decision_id, run_id=run.run_id,
+                                 macros=_node_macros(context, node, retry, dagid) if replicas > 1 else {},
+                                 cwd=os.getcwd(), prefer_idle=policy.prefers_idle, extra_lines=extra)
+    body, files, notes = described.body, described.files, [*described.notes, *notes]
     node_state = {**decided_state, "files": files, "chosen": chosen}
     write_node_state(node_state_path(context, node), node_state)
     _journal(context, node, node_state)

@@ -28,7 +28,7 @@ from typing import Any
 from condor_rlrep.condor.eventlog import ClusterHistory
 from condor_rlrep.outcome import Invocation, TaskOutcome
 
-__all__ = ["Attempt", "assemble", "history_from_journal", "SUBMIT_SLACK"]
+__all__ = ["Attempt", "assemble", "mark_fixed", "history_from_journal", "SUBMIT_SLACK"]
 
 SUBMIT_SLACK = 2.0
 """Seconds a submit event may precede PRE's clock: event times are whole seconds."""
@@ -200,6 +200,27 @@ def assemble(
     for node, items in attempts.items():
         items.sort(key=_order)
     return attempts
+
+
+def mark_fixed(attempts: Mapping[str, list[Attempt]], fixed: Mapping[str, int], without_post: set[str]) -> None:
+    """Attempts of the nodes a fixed policy runs without PRE (``fixed``: node
+    → K; instrument wrote their descriptions): K replicas, chosen ``fixed``.
+    A node with no POST script at all ends, for DAGMan, when its job does,
+    with the job's result (one replica: DAGMan's own verdict)."""
+    for node, items in attempts.items():
+        count = fixed.get(node)
+        for attempt in items:
+            if count is not None and attempt.chosen == "unmodified" and attempt.pre_time is None and not attempt.fail_open:
+                attempt.mode, attempt.chosen, attempt.replicas = "replicas", "fixed", int(count)
+            history = attempt.history
+            if (node not in without_post or attempt.post_code is not None or history is None or not history.procs
+                    or not history.finished_procs >= history.procs):
+                continue
+            failure = history.first_failure_code
+            attempt.post_code = 0 if history.succeeded else (failure if failure is not None and 0 < failure <= 255 else 1)
+            ends = [inv.end for inv in history.invocations if inv.ended_by != "running"]
+            attempt.post_time = max(ends) if ends else None
+            attempt.closed = attempt.closed or "job"
 
 
 def _order(attempt: Attempt) -> tuple[float, int]:

@@ -20,10 +20,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from condor_rlrep.runreport.attempts import Attempt, assemble
+from condor_rlrep.runreport.attempts import Attempt, assemble, mark_fixed
 from condor_rlrep.runreport.dagman_out import DagmanOut, Session
 from condor_rlrep.runreport.nodelog import LogTail, NodeLog
-from condor_rlrep.runreport.sources import RunFiles, RunInputError, open_run, read_node_states, read_run_file
+from condor_rlrep.runreport.sources import (
+    RunFiles, RunInputError, open_run, read_node_states, read_run_file, run_from_dagman,
+)
 
 __all__ = ["RunReader", "RunData", "NodeInfo", "REAPER_NODE", "CHECKPOINT_VERSION"]
 
@@ -153,6 +155,9 @@ class RunReader:
         if skipped:
             warnings.append(f"{skipped} journal line(s) unreadable and skipped")
         run_record = read_run_file(self.files.context)
+        fixed = dict(getattr(self.files.settings, "fixed_without_pre", None) or {})
+        if run_record is None and fixed:
+            run_record = run_from_dagman(self.dagout.sessions)
         current_dagid = session.dagid if session is not None and session.dagid else None
         if current_dagid is None and run_record and run_record.get("dagids"):
             current_dagid = str(run_record["dagids"][-1])
@@ -161,6 +166,8 @@ class RunReader:
         known = {r["node"] for r in journal if r.get("hook") == "PRE"}
         attempts = assemble(journal, read_node_states(self.files.context, known), clusters, current_dagid=current_dagid,
                             current_run=str(run_record["run_id"]) if run_record and run_record.get("run_id") else None)
+        if fixed:
+            mark_fixed(attempts, fixed, set(getattr(self.files.settings, "without_post", None) or ()))
         changed = marks != (self.dagout._offset, self.nodelog.events_read, self.nodelog.resets, self.journal._offset)
         if self.use_checkpoint and (changed or not self._resumed):
             self._save()

@@ -121,6 +121,24 @@ def read_run_file(context: str) -> dict[str, Any] | None:
     return record if isinstance(record, dict) else None
 
 
+def run_from_dagman(sessions: Any) -> dict[str, Any] | None:
+    """The run as DAGMan's own sessions tell it, for a copy no hook records a
+    run in (a fixed policy's nodes run without PRE): a session continues the
+    run when the one before it wrote a rescue DAG, else it starts a new one
+    (as :func:`condor_rlrep.hooks.runstate.workflow_start` decides for PRE);
+    s(W) is the run's first DAGMan start."""
+    run: dict[str, Any] | None = None
+    previous = None
+    for session in sessions:
+        if run is None or previous is None or previous.rescue is None:
+            run = {"start": float(session.started_at), "run_id": f"{session.dagid or 'dag'}@{int(session.started_at)}",
+                   "dagids": [], "from": "dagman.out"}
+        if session.dagid:
+            run["dagids"].append(str(session.dagid))
+        previous = session
+    return run
+
+
 def read_node_states(context: str, known: set[str] | None = None) -> dict[str, dict[str, Any]]:
     """Every ``state/<node>.json`` (the current attempt of each node PRE ran).
 
