@@ -123,18 +123,27 @@ def _pre_body(out: Path, node: str = "A") -> str:
     return (Path(str(out) + ".rlrep") / "nodes" / f"{node}.sub").read_text()
 
 
+@pytest.mark.parametrize("always_pre", [False, True], ids=["written-by-instrument", "written-by-pre"])
 @pytest.mark.parametrize("policy, replicas", [("idle-fixed:2", 2), ("idle-single", 1)])
-def test_pre_of_an_idle_policy_writes_the_rank(tmp_path, policy, replicas):
+def test_an_idle_fixed_policy_writes_the_rank(tmp_path, policy, replicas, always_pre):
+    # a fixed policy's description is written once by instrument (no PRE), or
+    # by PRE on every attempt with --always-pre: the rank is there either way
+    def body_of(out: Path) -> str:
+        if always_pre:
+            return _pre_body(out)
+        assert "SCRIPT PRE" not in out.read_text()
+        return (Path(str(out) + ".rlrep") / "nodes" / "A.sub").read_text()
+
     out = tmp_path / "o" / "fig.dag"
-    instrument(FIGURE1, out, InstrumentOptions(policy=policy))
+    instrument(FIGURE1, out, InstrumentOptions(policy=policy, always_pre=always_pre))
     settings = json.loads((Path(str(out) + ".rlrep") / "hooks.json").read_text())
     assert settings["policy"] == policy and settings["store"] is None
-    body = _pre_body(out)
+    body = body_of(out)
     assert f"My.Rank = {idle_rank()}\n" in body and body.rstrip().endswith(f"queue {replicas}")
     assert htcondor2.Submit(body).expand("My.Rank").endswith(PREFERENCE)
     plain = tmp_path / "p" / "fig.dag"
-    instrument(FIGURE1, plain, InstrumentOptions(policy=policy.removeprefix("idle-")))
-    assert "Rank" not in _pre_body(plain)
+    instrument(FIGURE1, plain, InstrumentOptions(policy=policy.removeprefix("idle-"), always_pre=always_pre))
+    assert "Rank" not in body_of(plain)
 
 
 def test_pre_of_idle_agent_decides_with_the_store_and_writes_the_rank(tmp_path):
