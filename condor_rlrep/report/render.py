@@ -387,9 +387,13 @@ def _table1(report: Report, table: ResultTable, workflows: str) -> None:
         )
 
 
+_STRATEGY_NAMES = {"rl": "ε-greedy (rl:R)", "rl-ucb1": "UCB1 (rl-ucb1:R)", "rl-thompson": "Thompson sampling (rl-thompson:R)",
+                   "oracle": "oracle (oracle:R, knows the future)"}
+
+
 def _strategies(report: Report, table: ResultTable, workflows: str) -> None:
-    kinds = [k for k in ("rl", "rl-ucb1", "rl-thompson", "oracle") if table.policies(workflows, k)]
-    if len(kinds) < 2:
+    kinds = [k for k in _STRATEGY_NAMES if table.policies(workflows, k)]
+    if not kinds:
         return
     rows = []
     for phi in table.phis(workflows):
@@ -404,7 +408,8 @@ def _strategies(report: Report, table: ResultTable, workflows: str) -> None:
                     _num(run.energy_mwh, "{:.2f}"), _num(fixed.energy_mwh if fixed else None, "{:.2f}"),
                     _num(run.replicas_per_task, "{:.2f}"), _num(run.kwh_per_success(), "{:.3f}"),
                 ])
-    report.h(3, "Bandit strategies and the oracle bound — ε-greedy, UCB1, Thompson sampling")
+    report.h(3, "Learned replica counts" + (" and the oracle bound" if "oracle" in kinds else "") + " — "
+             + ", ".join(_STRATEGY_NAMES[k] for k in kinds))
     report.table(["P = φ", "policy", "within P", "gain over single", "energy MWh", "fixed:K energy MWh", "replicas/task",
                   "kWh per workflow within P"], rows)
 
