@@ -139,6 +139,7 @@ def test_several_sweeps_are_one_report_by_trace_seed(tmp_path):
     assert "## Trace seed 2 (held-out seed) — workflows: figure1" in text
     assert "From b2, b2-rl:" in text
     assert (parent / "figures" / "seed-3-figure1-beyond-frontier.png").exists()
+    assert "](figures/beyond-goals-by-seed.png)" in goals and (parent / "figures" / "beyond-goals-by-seed.png").exists()
     doc = json.loads((parent / "report.json").read_text())
     assert [g["label"] for g in doc["groups"]] == ["trace seed 2", "trace seed 3"]
     assert [s["folder"] for s in doc["sweeps"]] == ["seed-2", "seed-2-rl", "seed-3"]

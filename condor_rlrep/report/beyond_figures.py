@@ -160,3 +160,51 @@ def frontier(table: ResultTable, workflows: str, policies: list[str], path: Path
     fig.savefig(path, dpi=110, metadata={"Software": None})
     plt.close(fig)
     return True
+
+
+def goals_by_seed(entries: list[tuple[str, ResultTable, str, list[str]]], path: Path, phi: float, goal: float) -> bool:
+    """At P = ``phi``, each trace's gain over single and replica energy per
+    policy, side by side: the goal at a glance. ``entries``: (trace label,
+    table, workflows, policies) per trace."""
+    import numpy as np
+
+    policies = list(dict.fromkeys(p for _, _, _, ps in entries for p in ps))
+    values = {(label, p): run for label, table, wf, _ in entries for p in policies
+              if (run := table.get(wf, p, phi)) is not None}
+    if not values:
+        return False
+    gains = {(label, p): g for label, table, wf, _ in entries for p in policies
+             if (g := table.gain_percent(wf, p, phi)) is not None}
+    plt = _pyplot()
+    styles = policy_style(policies)
+    labels = [label for label, *_ in entries]
+    x = np.arange(len(labels))
+    width = 0.8 / max(len(policies), 1)
+    fig, (gain_ax, energy_ax) = plt.subplots(1, 2, figsize=(10.5, 4.4))
+    for index, policy in enumerate(policies):
+        offset = (index - (len(policies) - 1) / 2) * width
+        colour = styles[policy]["color"]
+        hatch = "//" if parse_policy(policy)[0] == "oracle" else None
+        g = [gains.get((label, policy), np.nan) for label in labels]
+        e = [values[(label, policy)].energy_mwh if (label, policy) in values else np.nan for label in labels]
+        bars = gain_ax.bar(x + offset, g, width, color=colour, hatch=hatch, edgecolor="white", label=_label(policy))
+        if policy != "single":
+            gain_ax.bar_label(bars, fmt="%+.1f", fontsize=6, padding=1)
+        bars = energy_ax.bar(x + offset, e, width, color=colour, hatch=hatch, edgecolor="white")
+        energy_ax.bar_label(bars, fmt="%.1f", fontsize=6, padding=1)
+    gain_ax.axhline(goal, color="#d62728", ls="--", lw=1.2, label=f"goal: +{goal:g} % over single")
+    gain_ax.axhline(0.0, color="#444444", lw=0.8)
+    for ax in (gain_ax, energy_ax):
+        ax.set_xticks(x)
+        ax.set_xticklabels(labels, fontsize=8)
+        ax.grid(alpha=0.3, axis="y")
+    gain_ax.set_ylabel("gain over single (% more workflows within P)")
+    gain_ax.set_title(f"Gain over single at P = φ = {phi:g}")
+    energy_ax.set_ylabel("replica energy of the year (MWh)")
+    energy_ax.set_title(f"Energy at P = φ = {phi:g} (a missing bar: not run)")
+    handles, names = gain_ax.get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=min(len(names), 4), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.07 + 0.045 * ((len(names) - 1) // 4), 1, 1))
+    fig.savefig(path, dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return True

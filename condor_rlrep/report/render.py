@@ -191,7 +191,9 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
     folder), grouped by trace seed, written into ``out_dir``; the goals of
     the policies beyond the paper are tabled across the seeds, each seed
     called tuning or held out when ``tuning_seeds`` is given."""
-    from condor_rlrep.report.beyond import GOAL_HEADER, beyond_policies, check_goals
+    from condor_rlrep.report.beyond import (GOAL_GAIN_PERCENT, GOAL_HEADER, GOAL_P, beyond_policies, check_goals,
+                                            comparison_policies)
+    from condor_rlrep.report.beyond_figures import goals_by_seed
     from condor_rlrep.report.sources import find_sweeps, group_by_trace
 
     out = Path(out_dir)
@@ -222,10 +224,15 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
     shared = groups[0].base if len(groups) == 1 or all(g.base == groups[0].base for g in groups) else None
     if shared is not None:
         report.p(f"Shared parameters: {_params_text(shared)}.")
-    goal_rows = []
+    goal_rows, seed_entries = [], []
     for group in groups:
         table = group.table()
         for workflows in table.workflow_sets():
+            if beyond_policies(table, workflows):
+                role = group.role(tuning_seeds)
+                seed_entries.append((f"{group.label}" + (f"\n({role})" if role else "")
+                                     + (f"\n{workflows}" if len(table.workflow_sets()) > 1 else ""),
+                                     table, workflows, comparison_policies(table, workflows)))
             for policy in beyond_policies(table, workflows):
                 checks = check_goals(table, workflows, policy)
                 goal_rows.append([str(group.seed if group.seed is not None else group.label),
@@ -234,6 +241,10 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
         report.h(2, "Beyond the paper — issue 14's goals on every trace")
         report.p("✓ met, ✗ not met, – the runs to decide it are missing. Each trace's section below has the numbers.")
         report.table(["trace seed", "role", "workflows", "policy"] + GOAL_HEADER, goal_rows)
+        if goals_by_seed(seed_entries, figures_dir / "beyond-goals-by-seed.png", GOAL_P, GOAL_GAIN_PERCENT):
+            title = f"Gain over single and replica energy at P = {GOAL_P:g}, every trace"
+            report.h(3, title)
+            report.img("figures/beyond-goals-by-seed.png", title)
     groups_json = []
     for group in groups:
         table = group.table()
