@@ -104,6 +104,11 @@ def test_beyond_section_numbers_match_hand_values(tmp_path):
     beyond = group["workflows"]["figure1"]["beyond"]
     assert beyond["policies"] == ["idle-single", "model:3"]
     assert {g["policy"]: g["all_met"] for g in beyond["goals"]} == {"idle-single": False, "model:3": True}
+    idle = next(g for g in beyond["goals"] if g["policy"] == "idle-single")
+    assert idle["gain_at_p"]["gain_percent"] == pytest.approx(10.0)
+    assert idle["floor_every_p"]["below_at_p"] == [1.0]
+    assert idle["floor_every_p"]["gain_percent_by_p"]["1"] == pytest.approx(-2.5)
+    assert idle["energy_vs_rl"]["reference_mwh"] == pytest.approx(1.5)
     assert [r["policy"] for r in beyond["by_p"]["1"]] == ["single", "fixed:2", "oracle:3", "idle-single", "model:3"]
 
 

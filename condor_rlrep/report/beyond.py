@@ -13,7 +13,7 @@ oracle bound, at each P, and the issue's goals checked on the runs:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +59,7 @@ def comparison_policies(table: ResultTable, workflows: str) -> list[str]:
 class Check:
     ok: bool | None  # None: the runs to decide it are missing
     text: str
+    values: dict[str, Any] = field(default_factory=dict)  # the numbers that decide it, for report.json
 
     @property
     def mark(self) -> str:
@@ -68,7 +69,7 @@ class Check:
         return f"{self.mark} {self.text}" if self.text else self.mark
 
     def to_json(self) -> dict[str, Any]:
-        return {"ok": self.ok, "text": self.text}
+        return {"ok": self.ok, "text": self.text, **self.values}
 
 
 @dataclass(frozen=True)
@@ -107,20 +108,22 @@ def check_goals(table: ResultTable, workflows: str, policy: str) -> GoalChecks:
     phis = table.phis(workflows)
     run, rl = table.get(workflows, policy, GOAL_P), table.get(workflows, RL_REFERENCE, GOAL_P)
     gain = table.gain_percent(workflows, policy, GOAL_P)
-    gain_check = Check(None, "no run at P = 0.1 with single") if gain is None else Check(
-        gain >= GOAL_GAIN_PERCENT, f"{gain:+.1f} %")
+    gain_check = Check(None, f"no run at P = {GOAL_P:g} with single") if gain is None else Check(
+        gain >= GOAL_GAIN_PERCENT, f"{gain:+.1f} %", {"gain_percent": gain, "goal_percent": GOAL_GAIN_PERCENT})
     if run is None or rl is None:
         rl_check = Check(None, f"no {RL_REFERENCE if run else policy} run at P = {GOAL_P:g}")
     else:
         rl_check = Check(run.energy_mwh <= rl.energy_mwh,
-                         f"{run.energy_mwh:.1f} {'≤' if run.energy_mwh <= rl.energy_mwh else '>'} {rl.energy_mwh:.1f}")
+                         f"{run.energy_mwh:.1f} {'≤' if run.energy_mwh <= rl.energy_mwh else '>'} {rl.energy_mwh:.1f}",
+                         {"energy_mwh": run.energy_mwh, "reference": RL_REFERENCE, "reference_mwh": rl.energy_mwh})
     gains = {phi: g for phi in phis if (g := table.gain_percent(workflows, policy, phi)) is not None}
     if gains:
         low = [phi for phi, g in gains.items() if g < FLOOR_PERCENT]
         text = f"{min(gains.values()):+.1f} … {max(gains.values()):+.1f} % ({len(gains)} of {len(phis)} P)"
         if low:
             text += "; below at P = " + ", ".join(f"{phi:g} ({gains[phi]:+.1f} %)" for phi in low)
-        floor_check = Check(not low, text)
+        floor_check = Check(not low, text, {"gain_percent_by_p": {f"{phi:g}": g for phi, g in gains.items()},
+                                            "floor_percent": FLOOR_PERCENT, "below_at_p": low})
     else:
         floor_check = Check(None, "no run with single at the same P")
     pairs = {phi: (r.energy_mwh, f.energy_mwh) for phi in phis
@@ -132,7 +135,9 @@ def check_goals(table: ResultTable, workflows: str, policy: str) -> GoalChecks:
         text = (f"{_span(ours)} vs {_span(theirs)} ({len(pairs)} of {len(phis)} P)")
         if over:
             text += "; above at P = " + ", ".join(f"{phi:g}" for phi in over)
-        fixed_check = Check(not over, text)
+        fixed_check = Check(not over, text, {
+            "energy_mwh_by_p": {f"{phi:g}": e for phi, (e, _) in pairs.items()}, "reference": FIXED_REFERENCE,
+            "reference_mwh_by_p": {f"{phi:g}": ef for phi, (_, ef) in pairs.items()}, "above_at_p": over})
     else:
         fixed_check = Check(None, f"no {FIXED_REFERENCE} run at the same P")
     return GoalChecks(policy, gain_check, rl_check, floor_check, fixed_check)
@@ -188,8 +193,9 @@ def render_section(report, table: ResultTable, workflows: str, figures_dir: Path
     explained = [text for test, text in (
         (any(k.startswith("idle-") for k in kinds),
          "`idle-…` runs the named policy's replica count on the free machines idle longest (HTCondor's `KeyboardIdle`)"),
-        ("model" in kinds, "`model:R` places like `idle-` and picks the fewest replicas (≤ R) that an online survival "
-                           "model, learnt from the run's own past evictions, expects to meet the deadline"),
+        ("model" in kinds, "`model:R` places its replicas on the free machines idle longest (HTCondor's `KeyboardIdle`) "
+                           "and picks the fewest (≤ R) that an online survival model, learnt from the run's own past "
+                           "evictions, expects to meet the deadline"),
         ("react" in kinds or "model-react" in kinds,
          "`react:R` and `model-react:R` hold the spare replicas (no energy) and release one per eviction"),
         ("oracle" in kinds, "the oracle knows the future (when owners log in): a bound, not a policy a pool can run"),

@@ -73,9 +73,9 @@ class Report:
         parts = [
             "<!DOCTYPE html>",
             f"<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-            "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
+            "<style>body{font-family:sans-serif;max-width:75em;margin:auto}"
             "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}"
-            "td:first-child,th:first-child{text-align:left}</style>",
+            "td:first-child,th:first-child{text-align:left}img{max-width:100%}</style>",
             "</head><body>",
         ]
         for block in self.blocks:
