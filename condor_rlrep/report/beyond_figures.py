@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from condor_rlrep.report.data import ResultTable, parse_policy
-from condor_rlrep.report.figures import _pyplot, _save
+from condor_rlrep.report.figures import _pyplot
 
 __all__ = ["within_by_p", "frontier", "policy_style"]
 
