@@ -19,29 +19,53 @@ __all__ = ["report"]
 
 
 @click.command("report")
-@click.argument("target", metavar="RUN.dag|SWEEP_DIR")
-@out_option("dir", "Folder to write into [default: RUN.dag.report next to the DAG]. DAG runs only.", dest="out_dir")
+@click.argument("targets", nargs=-1, required=True, metavar="RUN.dag | SWEEP_DIR…")
+@out_option("dir", "Folder to write into [default: RUN.dag.report next to the DAG; for several sweep folders required; "
+            "one sweep folder or a folder of sweeps: that folder].", dest="out_dir")
 @json_option("Print the report as one JSON object (a sweep: its files).")
 @click.option("--run", "run_ids", multiple=True, metavar="RUN_ID",
               help="Only this run of the DAG (repeatable) [default: every run, oldest first].")
+@click.option("--tuning-seed", "tuning_seeds", multiple=True, type=int, metavar="SEED",
+              help="Sweeps: the trace seed the policies were tuned on (repeatable); every other seed is "
+                   "reported as held out [default: not said].")
 @click.pass_context
-def report(ctx: click.Context, target: str, out_dir: str | None, as_json: bool, run_ids: tuple[str, ...]) -> None:
+def report(ctx: click.Context, targets: tuple[str, ...], out_dir: str | None, as_json: bool, run_ids: tuple[str, ...],
+           tuning_seeds: tuple[int, ...]) -> None:
     """Report RUN.dag, an instrumented DAG (condor-rlrep instrument), after it ran:
     per node its replicas, winner and host, evictions, good/bad energy, σ,
     decision, outcome and reward; per run makespan vs CR(W) and the deadline,
     p(W), energy vs a single replica, failed nodes with their stderr; a Gantt
     chart of the replicas and the agent's policy. Writes report.md,
-    report.html and report.json. Given a SWEEP_DIR folder instead, renders
-    the sweep's results as report.md and report.html."""
-    if os.path.isdir(target):
-        if out_dir or run_ids:
-            raise click.UsageError("--out and --run apply to a DAG run; a sweep's report is written into its folder")
+    report.html and report.json.
+
+    Given SWEEP_DIR folders instead, renders the sweeps' results as
+    report.md, report.html, report.json and figures/: one sweep into its own
+    folder; several sweeps, or a folder whose sub-folders are sweeps, as one
+    report grouped by trace seed (into -o DIR, or the parent folder)."""
+    if any(os.path.isdir(target) for target in targets):
         from pathlib import Path
 
-        from condor_rlrep.cli.sweep_cmd import report as sweep_report
+        from condor_rlrep.cli.sweep_cmd import render_sweeps
 
-        ctx.invoke(sweep_report, sweep_dir=Path(target), as_json=as_json)
+        files = [target for target in targets if not os.path.isdir(target)]
+        if files:
+            raise click.UsageError(f"{files[0]} is not a folder: give one RUN.dag, or sweep folders only")
+        if run_ids:
+            raise click.UsageError("--run options apply to a DAG run, not to sweep folders")
+        path = render_sweeps([Path(t) for t in targets], Path(out_dir) if out_dir else None,
+                             list(tuning_seeds) if tuning_seeds else None)
+        from condor_rlrep.cli.sweep_cmd import _report_files
+
+        if as_json:
+            emit_json(_report_files(path))
+        else:
+            click.echo(f"report: {path}")
         return
+    if len(targets) > 1:
+        raise click.UsageError("give one RUN.dag (several targets are for sweep folders)")
+    if tuning_seeds:
+        raise click.UsageError("--tuning-seed applies to sweep folders")
+    target = targets[0]
     from condor_rlrep.runreport.load import RunReader
     from condor_rlrep.runreport.render import write_reports
     from condor_rlrep.runreport.report import build_reports

@@ -83,15 +83,30 @@ def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_repo
 @click.argument("sweep_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @json_option("Print the report's files as one JSON object.")
 def report(sweep_dir, as_json):
-    """Render SWEEP_DIR's results as report.md, report.html and figures/*.png,
-    written into SWEEP_DIR itself."""
-    from condor_rlrep.report.render import render_report
-
-    path = render_report(sweep_dir)
+    """Render SWEEP_DIR's results as report.md, report.html, report.json and
+    figures/*.png, written into SWEEP_DIR itself."""
+    path = render_sweeps([sweep_dir], None, None)
     if as_json:
         emit_json(_report_files(path))
     else:
         click.echo(f"report: {path}")
+
+
+def render_sweeps(folders: list[Path], out_dir: Path | None, tuning_seeds: list[int] | None) -> Path:
+    """One sweep folder: its report, in it. A folder of sweeps: one report
+    of them all, in it (or ``out_dir``). Several folders: one report, into
+    ``out_dir``."""
+    from condor_rlrep.report.render import render_combined, render_report
+
+    if len(folders) == 1 and (folders[0] / "experiment.json").exists():
+        if out_dir is not None and out_dir.resolve() != folders[0].resolve():
+            raise click.UsageError("a single sweep's report is written into its folder; -o is for several sweeps")
+        return render_report(folders[0], tuning_seeds=tuning_seeds)
+    if out_dir is None:
+        if len(folders) > 1:
+            raise click.UsageError("several sweep folders: say where the report goes with -o DIR")
+        out_dir = folders[0]
+    return render_combined(folders, out_dir, tuning_seeds=tuning_seeds)
 
 
 def _fields(summary) -> dict:
@@ -108,10 +123,12 @@ def _report_files(markdown: Path | None) -> dict:
         return {"report": None}
     markdown = Path(markdown)
     html = markdown.with_suffix(".html")
+    data = markdown.with_suffix(".json")
     figures = markdown.parent / "figures"
     return {
         "report": str(markdown),
         "html": str(html) if html.exists() else None,
+        "json": str(data) if data.exists() else None,
         "figures": sorted(str(path) for path in figures.glob("*.png")) if figures.is_dir() else [],
     }
 

@@ -18,8 +18,11 @@ __all__ = ["RunRecord", "ResultTable", "parse_policy"]
 
 
 def parse_policy(policy: str) -> tuple[str, int]:
-    """``"fixed:3"`` → ``("fixed", 3)``; ``"single"`` → ``("single", 1)``."""
+    """``"fixed:3"`` → ``("fixed", 3)``; ``"single"`` → ``("single", 1)``;
+    ``"model:3,target=0.9"`` → ``("model", 3)`` (options after the count);
+    ``"idle-single"`` → ``("idle-single", 1)``."""
     kind, _, count = policy.partition(":")
+    count = count.split(",", 1)[0]
     return kind, int(count) if count else 1
 
 
@@ -51,6 +54,26 @@ class RunRecord:
     def bad_energy_mwh(self) -> float:
         return float(self.result["energy_kwh"]["workflow_bad"]) / 1000.0
 
+    @property
+    def replicas_per_task(self) -> float | None:
+        """Mean replicas started per task invocation (1 for single)."""
+        value = self.result.get("mean_replicas")
+        return None if value is None else float(value)
+
+    def kwh_per_success(self, p: float | None = None) -> float | None:
+        """Energy per successful workflow: the run's replica energy (kWh,
+        wasted replicas included) over the workflows within P (default P = φ);
+        None when no workflow made it."""
+        within = self.within(p)
+        return float(self.result["energy_kwh"]["workflow_total"]) / within if within else None
+
+    def share_percent(self, p: float | None = None) -> float | None:
+        total = self.result.get("workflows") or 0
+        return 100.0 * self.within(p) / total if total else None
+
+
+_PAPER_KINDS = ("single", "fixed", "rl", "rl-ucb1", "rl-thompson", "oracle")
+
 
 def _p_key(p: float) -> str:
     return f"{p:g}"
@@ -76,6 +99,18 @@ class ResultTable:
     def policies(self, workflows: str, kind: str) -> list[str]:
         found = {key[1] for key in self.records if key[0] == workflows and parse_policy(key[1])[0] == kind}
         return sorted(found, key=lambda p: parse_policy(p)[1])
+
+    def all_policies(self, workflows: str) -> list[str]:
+        """Every policy of ``workflows``: single, fixed:K, the bandits, the
+        oracle, then the rest (the policies beyond the paper) by name."""
+        found = {key[1] for key in self.records if key[0] == workflows}
+        order = {kind: rank for rank, kind in enumerate(_PAPER_KINDS)}
+
+        def key(policy: str) -> tuple[int, str, int, str]:
+            kind, count = parse_policy(policy)
+            return order.get(kind, len(order)), kind, count, policy
+
+        return sorted(found, key=key)
 
     def get(self, workflows: str, policy: str, phi: float) -> RunRecord | None:
         return self.records.get((workflows, policy, phi))

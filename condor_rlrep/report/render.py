@@ -73,8 +73,9 @@ class Report:
         parts = [
             "<!DOCTYPE html>",
             f"<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-            "<style>body{font-family:sans-serif;max-width:60em;margin:auto}"
-            "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}</style>",
+            "<style>body{font-family:sans-serif;max-width:75em;margin:auto}"
+            "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}"
+            "td:first-child,th:first-child{text-align:left}img{max-width:100%}</style>",
             "</head><body>",
         ]
         for block in self.blocks:
@@ -114,13 +115,31 @@ def _num(value: float | None, fmt: str = "{:,.0f}") -> str:
     return "–" if value is None else fmt.format(value)
 
 
-def render_report(sweep_dir: str | Path) -> Path:
-    """Write ``report.md``, ``report.html`` and ``figures/*.png``; return the Markdown path."""
-    out = SweepDir(sweep_dir)
-    experiment = out.load_experiment_json()
-    documents = out.load_results()
+DEFINITIONS = {
+    "energy_mwh": "replica energy of the simulated year in MWh: every replica of every workflow task, the ones "
+                  "evicted, killed or removed as losers included (background jobs excluded)",
+    "replicas_per_task": "mean number of replicas started per task (1 for single)",
+    "kwh_per_workflow_within_p": "energy per successful workflow: the replica energy in kWh divided by the "
+                                 "workflows with p(W) ≤ P, i.e. what each workflow that met its deadline cost, "
+                                 "the energy wasted on the others included",
+}
+
+_UNITS = ("**Units.** energy MWh: " + DEFINITIONS["energy_mwh"] + ". replicas/task: " + DEFINITIONS["replicas_per_task"]
+          + ". kWh per workflow within P: " + DEFINITIONS["kwh_per_workflow_within_p"] + ".")
+
+
+def render_report(sweep_dir: str | Path, *, tuning_seeds: list[int] | None = None) -> Path:
+    """Write ``report.md``, ``report.html``, ``report.json`` and
+    ``figures/*.png`` into the sweep folder; return the Markdown path.
+    ``tuning_seeds``: the trace seeds the policies were tuned on (the
+    report then calls every other seed held out)."""
+    from condor_rlrep.report.sources import Sweep, group_by_trace
+
+    sweep = Sweep.load(sweep_dir)
+    experiment, documents = sweep.experiment, sweep.documents
+    group = group_by_trace([sweep])[0] if documents else None
     table = ResultTable(documents)
-    figures_dir = out.root / "figures"
+    figures_dir = sweep.root / "figures"
     figures_dir.mkdir(parents=True, exist_ok=True)
 
     report = Report()
@@ -137,34 +156,193 @@ def render_report(sweep_dir: str | Path) -> Path:
             + f"; the full grid is `condor-rlrep sweep {experiment['name']}`."
         )
     trace_text = f"preset {trace['preset']}, {trace.get('days')} days, trace seed {trace.get('seed')}" if "preset" in trace else "a trace folder"
+    role = group.role(tuning_seeds) if group else None
     report.p(
-        f"Runs: {len(documents)} finished of {_grid_size(experiment)}. Trace: {trace_text}. "
+        f"Runs: {len(documents)} finished of {_grid_size(experiment)}. Trace: {trace_text}"
+        + (f" (a **{role}**)" if role else "") + ". "
         f"Shared parameters: {_params_text(experiment['base'])}. "
         f"Reproduce with: condor-rlrep sweep {experiment['name']}{' --quick' if experiment.get('quick') else ''} --out DIR "
         "(finished runs are kept; the seeds are in the experiment file)."
     )
+    report.p(_UNITS)
+    workflows_json = {}
     for workflows in table.workflow_sets():
         report.h(2, f"Workflows: {workflows}")
-        _table1(report, table, workflows, experiment)
-        _fixed(report, table, workflows)
-        _strategies(report, table, workflows)
-        for key in experiment.get("figures", []):
-            draw = FIGURES.get(key)
-            if draw is None:
-                continue
-            name = f"{workflows}-{key}.png"
-            if draw(table, workflows, figures_dir / name):
-                report.h(3, _FIGURE_TITLES[key])
-                report.img(f"figures/{name}", _FIGURE_TITLES[key])
-                if key in _FIGURE_TABLES:
-                    _FIGURE_TABLES[key](report, table, workflows)
+        workflows_json[workflows] = _workflow_sections(report, table, workflows, experiment.get("figures", []),
+                                                       figures_dir, "", role)
     report.h(2, "The paper's findings against ours")
-    for finding in findings(table):
+    found = findings(table)
+    for finding in found:
         report.p(f"**{finding.verdict.upper()}** — {finding.claim} Ours: {finding.evidence}")
-    md_path = out.root / "report.md"
+    document = {
+        "sweeps": [_sweep_json(sweep, sweep.root)],
+        "tuning_seeds": tuning_seeds,
+        "definitions": DEFINITIONS,
+        "groups": [{"label": group.label if group else None, "trace": trace, "role": role,
+                    "sweeps": [experiment["name"]], "workflows": workflows_json,
+                    "findings": [_finding_json(f) for f in found]}],
+    }
+    return _write(sweep.root, report, f"condor-rlrep: {experiment['name']}", document)
+
+
+def render_combined(folders: list[str | Path], out_dir: str | Path, *,
+                    tuning_seeds: list[int] | None = None) -> Path:
+    """One report of several sweeps (or of the sweep folders under a parent
+    folder), grouped by trace seed, written into ``out_dir``; the goals of
+    the policies beyond the paper are tabled across the seeds, each seed
+    called tuning or held out when ``tuning_seeds`` is given."""
+    from condor_rlrep.report.beyond import (GOAL_GAIN_PERCENT, GOAL_HEADER, GOAL_P, beyond_policies, check_goals,
+                                            comparison_policies)
+    from condor_rlrep.report.beyond_figures import goals_by_seed
+    from condor_rlrep.report.sources import find_sweeps, group_by_trace
+
+    out = Path(out_dir)
+    sweeps = find_sweeps(folders)
+    groups = group_by_trace(sweeps)
+    figures_dir = out / "figures"
+    figures_dir.mkdir(parents=True, exist_ok=True)
+    report = Report()
+    report.h(1, f"condor-rlrep sweep report: {len(sweeps)} sweeps, {len(groups)} traces")
+    report.p("Sweeps in this report (runs of the same trace and shared parameters are read as one grid):")
+    report.table(["folder", "experiment", "trace", "runs", "description"], [
+        [f"`{_relative(s.root, out)}`", s.experiment["name"], _trace_text(s.experiment["trace"]),
+         _runs_text(s), s.experiment.get("description", "")] for s in sweeps])
+    if tuning_seeds is not None:
+        present = {g.seed for g in groups}
+        tuned = ", ".join(str(seed) for seed in tuning_seeds)
+        missing = [seed for seed in tuning_seeds if seed not in present]
+        held = [str(g.seed) for g in groups if g.role(tuning_seeds) == "held-out seed"]
+        report.p(
+            f"**Tuned on trace seed {tuned}**: the policies' parameters were chosen on it"
+            + (" (its runs are not in this report)" if missing else "") + ". "
+            + (f"**Held out: trace seeds {', '.join(held)}** — nothing was tuned on them." if held else "No seed here is held out.")
+        )
+    else:
+        report.p("The report was not told which trace seed the policies were tuned on (`--tuning-seed`), "
+                 "so no seed is called held out.")
+    report.p(_UNITS)
+    shared = groups[0].base if len(groups) == 1 or all(g.base == groups[0].base for g in groups) else None
+    if shared is not None:
+        report.p(f"Shared parameters: {_params_text(shared)}.")
+    goal_rows, seed_entries = [], []
+    for group in groups:
+        table = group.table()
+        for workflows in table.workflow_sets():
+            if beyond_policies(table, workflows):
+                role = group.role(tuning_seeds)
+                seed_entries.append((f"{group.label}" + (f"\n({role})" if role else "")
+                                     + (f"\n{workflows}" if len(table.workflow_sets()) > 1 else ""),
+                                     table, workflows, comparison_policies(table, workflows)))
+            for policy in beyond_policies(table, workflows):
+                checks = check_goals(table, workflows, policy)
+                goal_rows.append([str(group.seed if group.seed is not None else group.label),
+                                  group.role(tuning_seeds) or "–", workflows, f"`{policy}`"] + checks.cells())
+    if goal_rows:
+        report.h(2, "Beyond the paper — issue 14's goals on every trace")
+        report.p("✓ met, ✗ not met, – the runs to decide it are missing. Each trace's section below has the numbers.")
+        report.table(["trace seed", "role", "workflows", "policy"] + GOAL_HEADER, goal_rows)
+        if goals_by_seed(seed_entries, figures_dir / "beyond-goals-by-seed.png", GOAL_P, GOAL_GAIN_PERCENT):
+            title = f"Gain over single and replica energy at P = {GOAL_P:g}, every trace"
+            report.h(3, title)
+            report.img("figures/beyond-goals-by-seed.png", title)
+    groups_json = []
+    for group in groups:
+        table = group.table()
+        role = group.role(tuning_seeds)
+        names = [s.experiment["name"] for s in group.sweeps]
+        figure_keys = list(dict.fromkeys(k for s in group.sweeps for k in s.experiment.get("figures", [])))
+        prefix = f"seed-{group.seed}-" if group.seed is not None else f"{len(groups_json)}-"
+        workflows_json = {}
+        for workflows in table.workflow_sets():
+            report.h(2, f"{group.label[0].upper()}{group.label[1:]}" + (f" ({role})" if role else "")
+                     + f" — workflows: {workflows}")
+            report.p(f"From {', '.join(names)}: {_trace_text(group.trace)}; {len(group.documents)} runs.")
+            workflows_json[workflows] = _workflow_sections(report, table, workflows, figure_keys, figures_dir, prefix,
+                                                           role)
+        found = findings(table)
+        report.h(3, f"The paper's findings against ours ({group.label})")
+        for finding in found:
+            report.p(f"**{finding.verdict.upper()}** — {finding.claim} Ours: {finding.evidence}")
+        groups_json.append({"label": group.label, "trace": group.trace, "role": role, "sweeps": names,
+                            "workflows": workflows_json, "findings": [_finding_json(f) for f in found]})
+    document = {"sweeps": [_sweep_json(s, out) for s in sweeps], "tuning_seeds": tuning_seeds,
+                "definitions": DEFINITIONS, "groups": groups_json}
+    return _write(out, report, "condor-rlrep: " + ", ".join(s.experiment["name"] for s in sweeps), document)
+
+
+def _workflow_sections(report: Report, table: ResultTable, workflows: str, figure_keys: list[str], figures_dir: Path,
+                       prefix: str, role: str | None) -> dict[str, Any]:
+    from condor_rlrep.report.beyond import policy_rows, render_section
+
+    _table1(report, table, workflows)
+    _fixed(report, table, workflows)
+    _strategies(report, table, workflows)
+    beyond = render_section(report, table, workflows, figures_dir, prefix, role)
+    for key in figure_keys:
+        draw = FIGURES.get(key)
+        if draw is None:
+            continue
+        name = f"{prefix}{workflows}-{key}.png"
+        if draw(table, workflows, figures_dir / name):
+            report.h(3, _FIGURE_TITLES[key])
+            report.img(f"figures/{name}", _FIGURE_TITLES[key])
+            if key in _FIGURE_TABLES:
+                _FIGURE_TABLES[key](report, table, workflows)
+    policies = table.all_policies(workflows)
+    return {"runs": [row for phi in table.phis(workflows) for row in policy_rows(table, workflows, phi, policies)],
+            "beyond": beyond}
+
+
+def _write(root: Path, report: Report, title: str, document: dict[str, Any]) -> Path:
+    import json
+
+    md_path = root / "report.md"
     write_atomic(md_path, report.markdown())
-    write_atomic(out.root / "report.html", report.html(f"condor-rlrep: {experiment['name']}"))
+    write_atomic(root / "report.html", report.html(title))
+    write_atomic(root / "report.json", json.dumps(_finite(document), indent=1, ensure_ascii=False) + "\n")
     return md_path
+
+
+def _finite(value: Any) -> Any:
+    """NaN/inf as null: report.json is strict JSON."""
+    import math
+
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
+
+
+def _sweep_json(sweep, relative_to: Path) -> dict[str, Any]:
+    e = sweep.experiment
+    return {"folder": _relative(sweep.root, relative_to), "name": e["name"], "trace": e["trace"],
+            "runs": len(sweep.documents), "grid_size": _grid_size(e), "quick": bool(e.get("quick"))}
+
+
+def _finding_json(finding) -> dict[str, str]:
+    return {"key": finding.key, "claim": finding.claim, "verdict": finding.verdict, "evidence": finding.evidence}
+
+
+def _relative(path: Path, start: Path) -> str:
+    import os
+
+    return os.path.relpath(path.resolve(), start.resolve())
+
+
+def _runs_text(sweep) -> str:
+    size = _grid_size(sweep.experiment)
+    n = len(sweep.documents)
+    # a folder may hold more runs than its grid (runs copied in from another sweep of the same trace)
+    return f"{n} of {size}" if n <= size else f"{n} ({size} in its grid, the rest copied in)"
+
+
+def _trace_text(trace: dict[str, Any]) -> str:
+    if "preset" in trace:
+        return f"preset {trace['preset']}, {trace.get('days')} days, trace seed {trace.get('seed')}"
+    return "a trace folder"
 
 
 def _grid_size(experiment: dict[str, Any]) -> int:
@@ -178,7 +356,7 @@ def _params_text(base: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in sorted(base.items()))
 
 
-def _table1(report: Report, table: ResultTable, workflows: str, experiment: dict[str, Any]) -> None:
+def _table1(report: Report, table: ResultTable, workflows: str) -> None:
     # The paper publishes Table 1 and the p(W) statistics for Figure-1 workflows only.
     paper = workflows == "figure1"
     rows = []
@@ -196,6 +374,7 @@ def _table1(report: Report, table: ResultTable, workflows: str, experiment: dict
                 scale = PAPER_WORKFLOWS / total
             row[4:4] = [_num(paper_ok), _num(100.0 * paper_ok / PAPER_WORKFLOWS if paper_ok else None, "{:.1f} %")]
             row += [_num(base.energy_mwh * scale if scale else None, "{:.2f}"), _num(TABLE1_ENERGY_MWH.get(phi), "{:.2f}")]
+        row += [_num(base.replicas_per_task, "{:.2f}"), _num(base.kwh_per_success(), "{:.3f}")]
         rows.append(row)
     if not rows:
         return
@@ -204,6 +383,7 @@ def _table1(report: Report, table: ResultTable, workflows: str, experiment: dict
     if paper:
         header[4:4] = ["within P (paper)", "share (paper)"]
         header += ["energy MWh scaled to 40,054 wf", "energy MWh (paper)"]
+    header += ["replicas/task", "kWh per workflow within P"]
     report.table(header, rows)
     base = next((table.baseline(workflows, phi) for phi in table.phis(workflows) if table.baseline(workflows, phi)), None)
     stats = base.result.get("p_stats") if base else None
@@ -218,9 +398,13 @@ def _table1(report: Report, table: ResultTable, workflows: str, experiment: dict
         )
 
 
+_STRATEGY_NAMES = {"rl": "ε-greedy (rl:R)", "rl-ucb1": "UCB1 (rl-ucb1:R)", "rl-thompson": "Thompson sampling (rl-thompson:R)",
+                   "oracle": "oracle (oracle:R, knows the future)"}
+
+
 def _strategies(report: Report, table: ResultTable, workflows: str) -> None:
-    kinds = [k for k in ("rl", "rl-ucb1", "rl-thompson", "oracle") if table.policies(workflows, k)]
-    if len(kinds) < 2:
+    kinds = [k for k in _STRATEGY_NAMES if table.policies(workflows, k)]
+    if not kinds:
         return
     rows = []
     for phi in table.phis(workflows):
@@ -233,10 +417,12 @@ def _strategies(report: Report, table: ResultTable, workflows: str) -> None:
                 rows.append([
                     f"{phi:g}", policy, _num(run.within()), _num(table.gain_percent(workflows, policy, phi), "{:+.1f} %"),
                     _num(run.energy_mwh, "{:.2f}"), _num(fixed.energy_mwh if fixed else None, "{:.2f}"),
-                    _num(run.result.get("mean_replicas"), "{:.2f}"),
+                    _num(run.replicas_per_task, "{:.2f}"), _num(run.kwh_per_success(), "{:.3f}"),
                 ])
-    report.h(3, "Beyond the paper — ε-greedy, UCB1, Thompson sampling and the oracle bound")
-    report.table(["P = φ", "policy", "within P", "gain over single", "energy MWh", "fixed energy MWh", "mean replicas"], rows)
+    report.h(3, "Learned replica counts" + (" and the oracle bound" if "oracle" in kinds else "") + " — "
+             + ", ".join(_STRATEGY_NAMES[k] for k in kinds))
+    report.table(["P = φ", "policy", "within P", "gain over single", "energy MWh", "fixed:K energy MWh", "replicas/task",
+                  "kWh per workflow within P"], rows)
 
 
 def _fixed(report: Report, table: ResultTable, workflows: str) -> None:
@@ -251,10 +437,17 @@ def _fixed(report: Report, table: ResultTable, workflows: str) -> None:
         if first is None:
             continue
         gains = [_num(table.gain_percent(workflows, policy, phi), "{:+.1f} %") for phi in phis]
-        rows.append([policy, _num(first.energy_mwh, "{:.2f}"), _num(first.result.get("mean_replicas"), "{:.2f}"), *gains])
+        rows.append([policy, _num(first.energy_mwh, "{:.2f}"), _num(first.replicas_per_task, "{:.2f}"), *gains])
     if rows:
         report.h(3, "Fixed replicas — energy, replicas and workflows within P against single")
-        report.table(["policy", "energy MWh", "mean replicas", *[f"P = {phi:g}" for phi in phis]], rows)
+        report.table(["policy", "energy MWh", "replicas/task", *[f"P = {phi:g}" for phi in phis]], rows)
+        per = []
+        for policy in ["single", *policies]:
+            values = [(run.kwh_per_success() if (run := table.get(workflows, policy, phi)) else None) for phi in phis]
+            if any(v is not None for v in values):
+                per.append([policy, *[_num(v, "{:.3f}") for v in values]])
+        report.p("Energy per successful workflow, kWh per workflow within P:")
+        report.table(["policy", *[f"P = {phi:g}" for phi in phis]], per)
 
 
 def _rl_against_fixed(report: Report, table: ResultTable, workflows: str, change, what: str) -> None:

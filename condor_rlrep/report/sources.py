@@ -1,0 +1,107 @@
+"""Which sweep folders a report covers, and how their runs are grouped.
+
+A report is of one sweep folder, of several, or of a parent folder whose
+sub-folders are sweeps. Sweeps of the same trace and shared parameters
+(e.g. ``seed-2`` with its grid and ``seed-2-rl`` with the rl:3 reference
+run) are one group: their runs are merged, and a run that two folders both
+hold must be the same result in each.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from condor_rlrep.errors import InputError
+from condor_rlrep.report.data import ResultTable
+from condor_rlrep.sweep.store import SweepDir
+
+__all__ = ["Sweep", "TraceGroup", "find_sweeps", "group_by_trace"]
+
+
+@dataclass(frozen=True)
+class Sweep:
+    root: Path
+    experiment: dict[str, Any]
+    documents: list[dict[str, Any]]
+
+    @classmethod
+    def load(cls, root: str | Path) -> Sweep:
+        folder = SweepDir(root)
+        return cls(folder.root, folder.load_experiment_json(), folder.load_results())
+
+
+@dataclass
+class TraceGroup:
+    trace: dict[str, Any]
+    base: dict[str, Any]
+    sweeps: list[Sweep] = field(default_factory=list)
+    documents: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def seed(self) -> int | None:
+        seed = self.trace.get("seed")
+        return int(seed) if seed is not None and "preset" in self.trace else None
+
+    @property
+    def label(self) -> str:
+        if self.seed is not None:
+            return f"trace seed {self.seed}"
+        return "trace " + str(self.trace.get("dir", "?"))
+
+    def table(self) -> ResultTable:
+        return ResultTable(self.documents)
+
+    def role(self, tuning_seeds: Iterable[int] | None) -> str | None:
+        """"tuning seed" / "held-out seed", or None when the report was not told."""
+        if tuning_seeds is None or self.seed is None:
+            return None
+        return "tuning seed" if self.seed in set(tuning_seeds) else "held-out seed"
+
+
+def find_sweeps(paths: Iterable[str | Path]) -> list[Sweep]:
+    """Each path is a sweep folder (it has experiment.json) or a folder of them."""
+    sweeps: list[Sweep] = []
+    for path in map(Path, paths):
+        if (path / "experiment.json").exists():
+            sweeps.append(Sweep.load(path))
+            continue
+        children = sorted(p for p in path.iterdir() if (p / "experiment.json").exists()) if path.is_dir() else []
+        if not children:
+            raise InputError("not a sweep folder (no experiment.json) and no sub-folder is one", path=str(path))
+        sweeps.extend(Sweep.load(child) for child in children)
+    seen: set[Path] = set()
+    unique = []
+    for sweep in sweeps:
+        if sweep.root.resolve() not in seen:
+            seen.add(sweep.root.resolve())
+            unique.append(sweep)
+    return unique
+
+
+def group_by_trace(sweeps: Iterable[Sweep]) -> list[TraceGroup]:
+    """Sweeps of the same trace and shared parameters, their runs merged;
+    ordered by trace seed."""
+    groups: dict[str, TraceGroup] = {}
+    where: dict[tuple[str, str], tuple[Path, Any]] = {}
+    for sweep in sweeps:
+        trace, base = sweep.experiment["trace"], sweep.experiment.get("base", {})
+        key = json.dumps([trace, base], sort_keys=True)
+        group = groups.setdefault(key, TraceGroup(trace, base))
+        group.sweeps.append(sweep)
+        for doc in sweep.documents:
+            params = doc["params"]
+            run_key = (key, json.dumps(params, sort_keys=True))
+            if run_key in where:
+                first, result = where[run_key]
+                if result != doc["result"]:
+                    raise InputError(
+                        f"run {params.get('policy')} at phi = {params.get('phi')} differs from the same run in {first}",
+                        path=str(sweep.root))
+                continue
+            where[run_key] = (sweep.root, doc["result"])
+            group.documents.append(doc)
+    return sorted(groups.values(), key=lambda g: (g.seed is None, g.seed or 0, g.label))
