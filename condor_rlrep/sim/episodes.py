@@ -15,14 +15,15 @@ list of tables in a profile (absent: the trace is exactly the smooth one):
 * ``[[outages]]`` — machines down for days: ``per_year`` outages, each of
   one machine (``scope = "machine"``) or a whole room (``"room"``), lasting
   lognormal(``days_median``, ``days_sigma``) days (at most ``max_days``),
-  starting uniformly over the trace. A down machine is written as a login
+  starting uniformly over the trace (``exact = true``: exactly
+  ``per_year`` a year rather than a Poisson number). A down machine is written as a login
   covering its outage: the trace format's "not available to HTC jobs"
   (sim/profiles/README.md), which evicts a running job as a failure would.
 * ``[[job_surges]]`` — periods of high HTC load: ``per_year`` surges, each
   ``jobs`` jobs in clusters of ``cluster_jobs``, submitted over
   ``spread_hours`` from an eligible hour (in ``start_hours``, a weekday if
   ``weekdays_only``), each job lognormal(``duration_median`` s,
-  ``duration_sigma``).
+  ``duration_sigma``); ``exact`` as for outages.
 
 Bursts and outages overlap the smooth sessions; a machine is busy while
 either holds it, so the sessions of each machine are merged into their
@@ -91,6 +92,14 @@ def _eligible_hours(grid: Any, spec: Mapping[str, Any], what: str) -> np.ndarray
     return ok
 
 
+def _count(rng: np.random.Generator, spec: Mapping[str, Any], expected: float) -> int:
+    """How many episodes: Poisson(expected), or ``round(expected)`` with ``exact = true``
+    (rare, large episodes whose number per year is known, not a lottery)."""
+    if spec.get("exact", False):
+        return int(round(expected))
+    return int(rng.poisson(expected))
+
+
 def _rooms_named(model: Any, names: Sequence[str] | str | None, what: str) -> np.ndarray:
     """Indices of the individual rooms whose kind is in ``names`` (all if None)."""
     kinds = np.array(model.room_kinds)
@@ -153,7 +162,7 @@ def outages(model: Any, specs: Sequence[Mapping[str, Any]], seed: int) -> tuple[
             raise TraceError(f"profile: {what}.scope must be 'machine' or 'room', not {scope!r}")
         rooms = _rooms_named(model, spec.get("rooms"), what)
         pool = rooms if scope == "room" else np.flatnonzero(np.isin(model.room_of, rooms))
-        n = int(rng.poisson(per_year * model.length / (365.0 * 86400.0)))
+        n = _count(rng, spec, per_year * model.length / (365.0 * 86400.0))
         if not n or not pool.size:
             continue
         start = np.floor(rng.random(n) * length)
@@ -183,7 +192,7 @@ def job_surges(model: Any, specs: Sequence[Mapping[str, Any]], seed: int) -> tup
         median = _number(spec, "duration_median", what, low=1e-9)
         sigma = _number(spec, "duration_sigma", what, default=0.0)
         slots = np.flatnonzero(_eligible_hours(model.grid, spec, what) & (np.arange(model.grid.hour.size) < model.end_h))
-        n = int(rng.poisson(per_year * model.length / (365.0 * 86400.0)))
+        n = _count(rng, spec, per_year * model.length / (365.0 * 86400.0))
         if not n or not slots.size:
             continue
         for k in np.sort(rng.choice(slots, size=n)):

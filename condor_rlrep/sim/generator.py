@@ -1,6 +1,6 @@
 """Synthetic multi-use cluster traces from a profile file.
 
-A profile (TOML; presets ``newcastle-2010`` and ``poisson`` ship in
+A profile (TOML; presets ``newcastle-2010``, ``newcastle-2010-cal`` and ``poisson`` ship in
 ``condor_rlrep/data/profiles/``, copies of ``sim/profiles/``) describes rooms
 of machines with opening hours and power figures, interactive logins and HTC
 jobs with daily, weekly and term-time rhythms. Every value carries its source
@@ -21,6 +21,10 @@ Model (all times local wall-clock via the profile's time zone):
   process with their own rhythm; a cluster has a heavy-tailed size and a
   duration drawn from a mixture, varied per job. ``per_year`` is the expected
   number of jobs in a full year.
+* Episodes (optional ``[[login_bursts]]``, ``[[outages]]``, ``[[job_surges]]``:
+  practical classes, machines down for days, surges of HTC load) are added
+  on top by :mod:`condor_rlrep.sim.episodes` from their own random streams;
+  a profile without them gives exactly the smooth trace.
 
 All sampling is vectorised numpy driven by one ``numpy.random.Generator``
 seeded from ``seed``: same profile and seed, same trace. Times are rounded to
@@ -553,7 +557,7 @@ def generate_trace(
 ) -> Trace:
     """Generate a synthetic trace.
 
-    ``profile``: preset name (``newcastle-2010``, ``poisson``), TOML path, or dict
+    ``profile``: preset name (see :data:`PRESETS`), TOML path, or dict
     (raw, with sources, or already resolved). ``days`` defaults to the profile's
     ``calendar.days``. ``overrides``: ``key=value`` strings as for ``--set``.
     Same arguments, same trace (bit for bit).
