@@ -290,7 +290,14 @@ def test_calibrated_preset_is_shipped_and_keeps_the_smooth_year() -> None:
     cal = resolve_profile(load_profile("newcastle-2010-cal"))
     smooth = resolve_profile(load_profile("newcastle-2010"))
     assert {"login_bursts", "outages", "job_surges"} <= set(cal)
-    assert cal["rooms"] == smooth["rooms"] and cal["machine_types"] == smooth["machine_types"]
+    same = [{k: v for k, v in r.items() if k != "popularity"} for r in cal["rooms"]]
+    assert same == [{k: v for k, v in r.items() if k != "popularity"} for r in smooth["rooms"]]
+    assert cal["machine_types"] == smooth["machine_types"] and cal["logins"] == smooth["logins"]
+    # the calibrated values say so in their sources
+    raw = load_profile("newcastle-2010-cal")
+    assert "calibrated" in raw["jobs"]["per_year"]["source"]
+    assert all("calibrated" in r["source"] for r, s in zip(raw["rooms"], smooth["rooms"]) if r["popularity"] != s["popularity"])
+    assert all("assumed" in e["source"] for kind in ("login_bursts", "outages", "job_surges") for e in raw[kind])
 
 
 def test_calibrated_year_has_newcastle_counts() -> None:
