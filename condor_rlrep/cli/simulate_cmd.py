@@ -33,7 +33,7 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     options = [
         click.option("--trace", "trace_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
                      help="Trace folder (machines.csv, logins.csv, jobs.csv, trace.toml)."),
-        click.option("--preset", type=click.Choice(["newcastle-2010", "poisson"]), default=None,
+        click.option("--preset", type=click.Choice(["newcastle-2010", "newcastle-2010-cal", "poisson"]), default=None,
                      help="Generate the trace from a shipped preset instead."),
         click.option("--trace-seed", type=int, default=2010, show_default=True,
                      help="Seed of the generated trace (--preset)."),

@@ -18,7 +18,7 @@ def trace() -> None:
 
 
 @trace.command()
-@click.option("--preset", type=click.Choice(["newcastle-2010", "poisson"]), default=None, help="Shipped profile.")
+@click.option("--preset", type=click.Choice(["newcastle-2010", "newcastle-2010-cal", "poisson"]), default=None, help="Shipped profile.")
 @click.option("--profile", "profile_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A profile TOML file instead of a preset.")
 @click.option("--days", type=float, default=None, help="Days to generate (default: the profile's).")

@@ -1,6 +1,6 @@
 """Synthetic multi-use cluster traces from a profile file.
 
-A profile (TOML; presets ``newcastle-2010`` and ``poisson`` ship in
+A profile (TOML; presets ``newcastle-2010``, ``newcastle-2010-cal`` and ``poisson`` ship in
 ``condor_rlrep/data/profiles/``, copies of ``sim/profiles/``) describes rooms
 of machines with opening hours and power figures, interactive logins and HTC
 jobs with daily, weekly and term-time rhythms. Every value carries its source
@@ -21,6 +21,10 @@ Model (all times local wall-clock via the profile's time zone):
   process with their own rhythm; a cluster has a heavy-tailed size and a
   duration drawn from a mixture, varied per job. ``per_year`` is the expected
   number of jobs in a full year.
+* Episodes (optional ``[[login_bursts]]``, ``[[outages]]``, ``[[job_surges]]``:
+  practical classes, machines down for days, surges of HTC load) are added
+  on top by :mod:`condor_rlrep.sim.episodes` from their own random streams;
+  a profile without them gives exactly the smooth trace.
 
 All sampling is vectorised numpy driven by one ``numpy.random.Generator``
 seeded from ``seed``: same profile and seed, same trace. Times are rounded to
@@ -44,6 +48,7 @@ from typing import Any
 import numpy as np
 
 from condor_rlrep.errors import TraceError
+from condor_rlrep.sim import episodes
 from condor_rlrep.sim.trace import StringColumn, Trace, hourly_utc_offsets
 from condor_rlrep.sim.trace_io import parse_start
 
@@ -51,7 +56,7 @@ __all__ = ["PRESETS", "generate_trace", "load_profile", "resolve_profile", "appl
 
 log = logging.getLogger(__name__)
 
-PRESETS = ("newcastle-2010", "poisson")
+PRESETS = ("newcastle-2010", "newcastle-2010-cal", "poisson")
 _CALIBRATION_SEED = 20100101
 
 
@@ -339,7 +344,7 @@ class _Model:
         hours = max(int(math.ceil(self.end_h)), 1)
         self.grid = _Grid(self.start, hours, cal)
         types = prof["machine_types"]
-        names, rooms, active, idle, room_index, popularity, opens = [], [], [], [], [], [], []
+        names, rooms, active, idle, room_index, popularity, opens, kinds = [], [], [], [], [], [], [], []
         for kind in prof["rooms"]:
             mtype = types.get(kind["type"])
             if mtype is None:
@@ -351,6 +356,7 @@ class _Model:
             for i in range(count):
                 room = f"{kind['name']}-{i + 1:02d}" if count > 1 else str(kind["name"])
                 opens.append(mask)
+                kinds.append(str(kind["name"]))
                 popularity.append(float(kind.get("popularity", 1.0)))
                 for j in range(per_room):
                     names.append(f"{room}-{j + 1:03d}")
@@ -361,6 +367,7 @@ class _Model:
         if not names:
             raise TraceError("profile: no machines (rooms with machines > 0 needed)")
         self.names, self.rooms = names, rooms
+        self.room_kinds = kinds  # per individual room: the [[rooms]] entry it came from
         self.active, self.idle = np.array(active), np.array(idle)
         self.room_of = np.array(room_index, dtype=np.int64)
         self.open = np.array(opens)
@@ -456,7 +463,8 @@ def _digits(values: np.ndarray) -> np.ndarray:
 
 def _generate_jobs(
     rng: np.random.Generator, prof: Mapping[str, Any], model: _Model
-) -> tuple[StringColumn, np.ndarray, np.ndarray, list[str]]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, list[str]]:
+    """Smooth-rate jobs: cluster number, proc, submit, duration, owner index; and the owner names."""
     jobs = prof["jobs"]
     size_spec = jobs["cluster_size"]
     shape = model.job_shape
@@ -492,15 +500,49 @@ def _generate_jobs(
     noise = np.exp(float(dur_spec.get("within_cluster_sigma", 0.0)) * rng.standard_normal(cluster_of.size))
     duration = np.clip(base[cluster_of] * noise, float(dur_spec.get("min_seconds", 0)), float(dur_spec["max_seconds"]))
     submit = np.minimum(np.round(submit_h * 3600.0), math.ceil(model.length) - 1.0)[cluster_of]
-    # "cluster.proc", built as one text (no string object per job survives)
-    cluster_no = cluster_of + 1
-    names = StringColumn.from_text(
-        "".join(map("{}.{}".format, cluster_no.tolist(), proc.tolist())), _digits(cluster_no) + 1 + _digits(proc)
-    )
     width = len(str(n_users))
     user_names = [f"user{i + 1:0{width}d}" for i in range(n_users)]
-    owners = [user_names[i] for i in owner_of[cluster_of].tolist()]
-    return names, submit, np.maximum(np.round(duration), 0.0), owners
+    return cluster_of + 1, proc, submit, np.maximum(np.round(duration), 0.0), owner_of[cluster_of], user_names
+
+
+def _job_names(cluster_no: np.ndarray, proc: np.ndarray) -> StringColumn:
+    """``cluster.proc``, built as one text (no string object per job survives)."""
+    return StringColumn.from_text(
+        "".join(map("{}.{}".format, cluster_no.tolist(), proc.tolist())), _digits(cluster_no) + 1 + _digits(proc)
+    )
+
+
+SURGE_OWNER = "surge"
+"""Owner of the jobs of ``[[job_surges]]`` (one heavy user's batch)."""
+
+
+def _add_episodes(prof: Mapping[str, Any], model: _Model, seed: int, logins: tuple, jobs: tuple) -> tuple[tuple, tuple]:
+    """The smooth logins and jobs with the profile's irregular episodes added
+    (:mod:`condor_rlrep.sim.episodes`)."""
+    machine, start, end = logins
+    extra = [episodes.login_bursts(model, prof.get("login_bursts") or [], seed),
+             episodes.outages(model, prof.get("outages") or [], seed)]
+    if any(part[0].size for part in extra):
+        machine, start, end = episodes.union_sessions(
+            np.concatenate([machine, *(p[0] for p in extra)]),
+            np.concatenate([start, *(p[1] for p in extra)]),
+            np.concatenate([end, *(p[2] for p in extra)]),
+        )
+    cluster_no, proc, submit, duration, owner_of, user_names = jobs
+    s_submit, s_duration, s_cluster = episodes.job_surges(model, prof.get("job_surges") or [], seed)
+    if s_submit.size:
+        first = np.flatnonzero(np.r_[True, s_cluster[1:] != s_cluster[:-1]])
+        s_proc = np.arange(s_cluster.size) - np.repeat(first, np.diff(np.r_[first, s_cluster.size]))
+        top = int(cluster_no.max()) if cluster_no.size else 0
+        cluster_no = np.concatenate([cluster_no, top + 1 + s_cluster])
+        proc = np.concatenate([proc, s_proc])
+        submit = np.concatenate([submit, s_submit])
+        duration = np.concatenate([duration, s_duration])
+        owner_of = np.concatenate([owner_of, np.full(s_submit.size, len(user_names))])
+        user_names = [*user_names, SURGE_OWNER]
+        order = np.argsort(submit, kind="stable")
+        cluster_no, proc, submit, duration, owner_of = (a[order] for a in (cluster_no, proc, submit, duration, owner_of))
+    return (machine, start, end), (cluster_no, proc, submit, duration, owner_of, user_names)
 
 
 # ------------------------------------------------------------------ entry point
@@ -515,7 +557,7 @@ def generate_trace(
 ) -> Trace:
     """Generate a synthetic trace.
 
-    ``profile``: preset name (``newcastle-2010``, ``poisson``), TOML path, or dict
+    ``profile``: preset name (see :data:`PRESETS`), TOML path, or dict
     (raw, with sources, or already resolved). ``days`` defaults to the profile's
     ``calendar.days``. ``overrides``: ``key=value`` strings as for ``--set``.
     Same arguments, same trace (bit for bit).
@@ -536,8 +578,13 @@ def generate_trace(
         # half second before closing) is no session.
         keep = end > start
         machine, start, end = machine[keep], start[keep], end[keep]
+        jobs = _generate_jobs(rng, prof, model)
+        if episodes.has_episodes(prof):
+            (machine, start, end), jobs = _add_episodes(prof, model, seed, (machine, start, end), jobs)
         order = np.lexsort((machine, start))
-        names, submit, duration, owners = _generate_jobs(rng, prof, model)
+        cluster_no, proc, submit, duration, owner_of, user_names = jobs
+        names = _job_names(cluster_no, proc)
+        owners = [user_names[i] for i in owner_of.tolist()]
     except (KeyError, TypeError, ValueError) as err:
         raise TraceError(f"profile {prof_name(raw)!r}: missing or malformed value: {err!r}") from err
     trace = Trace(
