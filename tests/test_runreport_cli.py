@@ -131,7 +131,7 @@ def test_schedd_state_overlays_the_node_log_through_one_seam(evicted: tuple[Path
     data = RunReader(dag).read()
     entry = data.nodelog.clusters[16]
     entry.events = [e for e in entry.events if e[0] not in (5,)]  # as if the job had not ended yet
-    entry._history = None
+    entry._history = entry._summary = None
 
     class FakeSchedd:
         def __init__(self) -> None:
@@ -145,6 +145,7 @@ def test_schedd_state_overlays_the_node_log_through_one_seam(evicted: tuple[Path
     queue = schedd_queue(data, connect=lambda name: fake)
     assert fake.asked == ["ClusterId == 16"] and queue == {(16, 0): 5}
     data.attempts["A"][-1].history = entry.history()
+    data.attempts["A"][-1].cluster_summary = entry.summary()
     data.attempts["A"][-1].post_code = None
     (node,) = run_status(data, queue=queue).nodes
     assert (node.state, node.held, node.running) == ("held", 1, 0)

@@ -12,6 +12,10 @@ replicas, one POST verdict. The records of an attempt are spread out:
 * the node log has the clusters of the current DAGMan, read by
   :class:`~.nodelog.NodeLog` (the freshest view of a running attempt).
 
+``status`` needs of a cluster only its :class:`~.nodelog.ClusterSummary`;
+a cluster resumed from the status checkpoint has nothing more, and its
+attempt's ``history`` is None (``report`` never resumes: it has them all).
+
 :func:`assemble` joins them: POST records name their cluster; a cluster no
 record names belongs to the node's latest attempt of the same DAGMan that
 has none yet and began before it was submitted; a cluster nobody decided
@@ -27,6 +31,7 @@ from typing import Any
 
 from condor_rlrep.condor.eventlog import ClusterHistory
 from condor_rlrep.outcome import Invocation, TaskOutcome
+from condor_rlrep.runreport.nodelog import ClusterSummary, summarize
 
 __all__ = ["Attempt", "assemble", "mark_fixed", "history_from_journal", "SUBMIT_SLACK"]
 
@@ -56,6 +61,8 @@ class Attempt:
     history: ClusterHistory | None = None
     history_source: str | None = None
     """``node log`` or ``journal`` (DAGMan truncated the log since)."""
+    cluster_summary: ClusterSummary | None = field(default=None, repr=False)
+    """Set for a cluster of the node log; see :attr:`summary`."""
     abort_reasons: dict[int, str] = field(default_factory=dict)
     post_code: int | None = None
     post_time: float | None = None
@@ -68,8 +75,16 @@ class Attempt:
         return self.mode == "replicas"
 
     @property
+    def summary(self) -> ClusterSummary | None:
+        """What ``status`` shows of the attempt's cluster; None: no cluster yet."""
+        if self.cluster_summary is None and self.history is not None:
+            self.cluster_summary = summarize(self.history)
+        return self.cluster_summary
+
+    @property
     def submit_time(self) -> float | None:
-        return self.history.submit_time if self.history is not None else None
+        summary = self.summary
+        return summary.submit_time if summary is not None else None
 
     @property
     def invocations(self) -> list[Invocation]:
@@ -190,7 +205,8 @@ def assemble(
                 attempt = Attempt(node, run_id=current_run, dagid=current_dagid, chosen="unmodified")
                 attempts.setdefault(node, []).append(attempt)
             attempt.cluster = entry.cluster
-            attempt.history, attempt.history_source = entry.history(), "node log"
+            attempt.history = None if entry.compacted else entry.history()
+            attempt.history_source, attempt.cluster_summary = "node log", entry.summary()
             attempt.abort_reasons = dict(entry.abort_reasons)
             attempt.sources.add("node log")
             by_cluster[entry.cluster] = attempt
@@ -248,7 +264,7 @@ def _same_decision(attempt: Attempt, state: Mapping[str, Any]) -> bool:
 
 def _claim(candidates: list[Attempt], entry: Any, current_dagid: str | None) -> Attempt | None:
     """The node's latest attempt still without a cluster that this cluster can belong to."""
-    submitted = entry.history().submit_time
+    submitted = entry.summary().submit_time
     for attempt in reversed(candidates):
         if attempt.cluster is not None:
             continue

@@ -148,7 +148,24 @@ class DagmanOut:
                 session.exit_status = int(groups["exit"])
                 session.exited_at = at
 
-    def __getstate__(self) -> dict[str, object]:
-        state = dict(self.__dict__)
-        state["_times"] = {}
-        return state
+    def to_state(self) -> dict[str, object]:
+        """Plain data for the status checkpoint (:mod:`marshal`)."""
+        return {"path": self.path, "offset": self._offset, "sessions": [
+            [x.started_at, x.dagid, x.exit_status, x.exited_at, x.rescue,
+             [[name, n.pre, n.pre_code, n.pre_time, n.post, n.post_code, n.post_time, n.retries]
+              for name, n in x.nodes.items()]]
+            for x in self.sessions]}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "DagmanOut":  # type: ignore[type-arg]
+        """What :meth:`to_state` saved; raises on anything else."""
+        out = cls(str(state["path"]))
+        out._offset = int(state["offset"])
+        for started, dagid, exit_status, exited_at, rescue, nodes in state["sessions"]:
+            session = Session(float(started), None if dagid is None else str(dagid),
+                              None if exit_status is None else int(exit_status),
+                              None if exited_at is None else float(exited_at), None if rescue is None else str(rescue))
+            for name, pre, pre_code, pre_time, post, post_code, post_time, retries in nodes:
+                session.nodes[str(name)] = ScriptState(pre, pre_code, pre_time, post, post_code, post_time, int(retries))
+            out.sessions.append(session)
+        return out

@@ -116,6 +116,24 @@ class JournalReader:
         self.skipped += skipped
         self._offset += end
 
+    def to_state(self) -> dict[str, Any]:
+        """Plain data for the status checkpoint (:mod:`marshal`)."""
+        return {"path": self.path, "records": self.records, "skipped": self.skipped, "offset": self._offset,
+                "identity": list(self._identity or ())}
+
+    @classmethod
+    def from_state(cls, context: str, state: Mapping[str, Any]) -> "JournalReader":
+        """What :meth:`to_state` saved for ``context``'s journal; raises on anything else."""
+        reader = cls(context)
+        if state["path"] != reader.path or not isinstance(state["records"], list):
+            raise ValueError("not this journal's state")
+        if not all(isinstance(r, dict) and isinstance(r.get("node"), str) for r in state["records"]):
+            raise ValueError("not journal records")
+        identity = tuple(int(v) for v in state["identity"])
+        reader.records, reader.skipped, reader._offset = state["records"], int(state["skipped"]), int(state["offset"])
+        reader._identity = (identity[0], identity[1]) if len(identity) == 2 else None
+        return reader
+
 
 def _parse(data: bytes) -> tuple[list[dict[str, Any]], int]:
     records: list[dict[str, Any]] = []

@@ -9,13 +9,22 @@ DAG's graph, while the DAG file is unchanged — from a per-user checkpoint
 100 MB node log does not parse it again. The checkpoint is written only
 after a successful read, is keyed by the files' absolute paths, and is
 dropped when the node log was replaced or truncated (a new DAGMan).
+
+The checkpoint is plain data in :mod:`marshal` form (no pickle: loading it
+runs no code), behind a header line, a format version and a SHA-256 of
+the payload. Anything else — an older format, another Python's marshal, a
+corrupt or cut file, one written for other files — is ignored and the run
+read afresh: a checkpoint is a head start, never trusted. It holds finished
+clusters as summaries only (:class:`~.nodelog.ClusterSummary`), so a
+resumed reader is for ``status``; ``report`` reads everything once.
 """
 
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
-import pickle
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -30,7 +39,8 @@ from condor_rlrep.runreport.sources import (
 __all__ = ["RunReader", "RunData", "NodeInfo", "REAPER_NODE", "CHECKPOINT_VERSION"]
 
 REAPER_NODE = "RLREP_REAPER"
-CHECKPOINT_VERSION = 2
+CHECKPOINT_VERSION = 3
+_MAGIC = b"condor-rlrep status checkpoint\n"
 
 
 @dataclass(frozen=True)
@@ -179,36 +189,70 @@ class RunReader:
     def _checkpoint_path(self) -> str:
         base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
         key = hashlib.sha256(f"{self.files.node_log}\0{self.files.dagman_out}".encode()).hexdigest()[:24]
-        return os.path.join(base, "condor-rlrep", "status", f"{key}.pickle")
+        return os.path.join(base, "condor-rlrep", "status", f"{key}.ckpt")
 
     def _resume(self) -> None:
         try:
             with open(self._checkpoint_path(), "rb") as handle:
-                saved = pickle.load(handle)
-            if saved.get("version") != CHECKPOINT_VERSION:
-                return
-            nodelog, dagout, journal = saved["nodelog"], saved["dagout"], saved["journal"]
-            if (nodelog.path == self.files.node_log and dagout.path == self.files.dagman_out
-                    and journal.path == self.journal.path):
-                self.nodelog, self.dagout, self.journal = nodelog, dagout, journal
-                if saved.get("dag_key") == self._dag_key:
-                    self._nodes = saved["nodes"]
-                    self._resumed = True
-        except Exception:  # noqa: BLE001 - a checkpoint is only a head start
+                data = handle.read()
+        except OSError:
             return
+        try:
+            saved = _decode(data)
+            if (saved["version"] != CHECKPOINT_VERSION or saved["python"] != list(sys.version_info[:2])
+                    or saved["dag"] != self.files.dag):
+                return
+            nodelog = NodeLog.from_state(saved["nodelog"])
+            dagout = DagmanOut.from_state(saved["dagout"])
+            journal = type(self.journal).from_state(self.files.context, saved["journal"])
+            if nodelog.path != self.files.node_log or dagout.path != self.files.dagman_out:
+                return
+            nodes = None
+            if saved["dag_key"] == self._dag_key:
+                nodes = {str(name): NodeInfo(str(name), str(kind), bool(ours), tuple(map(str, parents)),
+                                             tuple(map(str, children)))
+                         for name, kind, ours, parents, children in saved["nodes"]}
+        except Exception:  # noqa: BLE001 - not a checkpoint of ours for this run: read afresh
+            return
+        self.nodelog, self.dagout, self.journal = nodelog, dagout, journal
+        if nodes is not None:
+            self._nodes = nodes
+            self._resumed = True
 
     def _save(self) -> None:
         from condor_rlrep.atomic import write_atomic
 
         path = self._checkpoint_path()
         try:
+            state = {
+                "version": CHECKPOINT_VERSION, "python": list(sys.version_info[:2]), "dag": self.files.dag,
+                "nodelog": self.nodelog.to_state(), "dagout": self.dagout.to_state(),
+                "journal": self.journal.to_state(), "dag_key": self._dag_key,
+                "nodes": [[i.name, i.kind, i.instrumented, list(i.parents), list(i.children)]
+                          for i in (self._nodes or {}).values()],
+            }
             os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            data = pickle.dumps({"version": CHECKPOINT_VERSION, "nodelog": self.nodelog, "dagout": self.dagout,
-                                 "journal": self.journal, "dag_key": self._dag_key, "nodes": self._nodes},
-                                protocol=pickle.HIGHEST_PROTOCOL)
-            write_atomic(path, data, mode=0o600)
+            write_atomic(path, _encode(state), mode=0o600)
         except Exception:  # noqa: BLE001 - never fail a status for its cache
             pass
+
+
+def _encode(state: dict[str, Any]) -> bytes:
+    payload = marshal.dumps(state)
+    return _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
+
+
+def _decode(data: bytes) -> dict[str, Any]:
+    """The state :func:`_encode` wrote; ValueError for anything else."""
+    if not data.startswith(_MAGIC):
+        raise ValueError("not a status checkpoint")
+    digest, newline, payload = data[len(_MAGIC):].partition(b"\n")
+    if not newline or hashlib.sha256(payload).hexdigest().encode() != digest:
+        raise ValueError("corrupt status checkpoint")
+    state = marshal.loads(payload)
+    if not isinstance(state, dict):
+        raise ValueError("not a status checkpoint")
+    return state
 
 
 def _stat_key(*paths: str) -> list[tuple[int, int, int, int] | None]:

@@ -3,10 +3,14 @@
 The node log of a 10,000-node DAG is ~100 MB and the real reader needs
 several seconds for it, so :class:`NodeLog` keeps what it has read — per
 cluster, each event reduced to ``(type, proc, time, value)`` — and on
-:meth:`NodeLog.update` reads only what was appended since (the reader's
-offset is part of its pickled state). A ``--watch`` loop calls ``update``;
-``status`` calls pickle the whole object to a per-user cache
-(:mod:`.checkpoint`), so the next call resumes too.
+:meth:`NodeLog.update` reads only what was appended since. A ``--watch``
+loop calls ``update``; ``status`` saves :meth:`NodeLog.to_state` (plain
+data) in its checkpoint (:mod:`.load`) and the next call resumes from
+:meth:`NodeLog.from_state` at the saved byte offset. The checkpoint keeps a
+cluster whose POST has ended (016: DAGMan sends it no more events) only as
+its :class:`ClusterSummary` — what ``status`` shows — not its events; such
+a cluster has no :meth:`ClusterEvents.history` (``report`` reads the log
+afresh), and an event for it after all makes the reader start over.
 
 Histories are rebuilt by the project's
 :func:`condor_rlrep.condor.eventlog.rebuild_cluster` from light stand-ins of
@@ -20,18 +24,17 @@ mode): a log that shrank, or whose first event changed, starts over.
 
 from __future__ import annotations
 
-import copyreg
 import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from condor_rlrep.outcome import Invocation
 from condor_rlrep.condor.eventlog import (
     ABORTED,
     EVICTED,
     EXECUTE,
     HELD,
     POST_SCRIPT_TERMINATED,
+    REMOVAL_EVICT_CODE,
     SUBMIT,
     TERMINATED,
     ClusterHistory,
@@ -41,7 +44,8 @@ from condor_rlrep.condor.eventlog import (
     rebuild_cluster,
 )
 
-__all__ = ["NodeLog", "ClusterEvents", "NoopNode", "LogTail", "PRESKIP"]
+__all__ = ["NodeLog", "ClusterEvents", "ClusterSummary", "NoopNode", "LogTail", "PRESKIP", "proc_states",
+           "summarize", "CompactedError"]
 
 PRESKIP = 34
 _HEAD_BYTES = 256
@@ -49,6 +53,81 @@ _HEAD_BYTES = 256
 
 class _Recompacted(Exception):
     """An event for a cluster whose events the checkpoint dropped."""
+
+
+class CompactedError(LookupError):
+    """The full history of a cluster the status checkpoint kept only as a summary."""
+
+
+_RELEASED = 13
+
+
+def proc_states(events: list[tuple[int, int, float, Any]]) -> dict[int, str]:
+    """Proc → ``idle``, ``running``, ``held``, ``success``, ``failure``,
+    ``removing`` or ``removed`` after the compact events of one cluster (in log order)."""
+    state: dict[int, str] = {}
+    for kind, proc, _at, value in events:
+        if kind == SUBMIT or kind == _RELEASED:
+            state[proc] = "idle"
+        elif kind == EXECUTE:
+            state[proc] = "running"
+        elif kind == EVICTED:
+            state[proc] = "removing" if value == REMOVAL_EVICT_CODE else "idle"
+        elif kind == HELD:
+            state[proc] = "held"
+        elif kind == TERMINATED:
+            state[proc] = "success" if value == 0 else "failure"
+        elif kind == ABORTED:
+            state[proc] = "removed"
+    return state
+
+
+@dataclass(frozen=True)
+class ClusterSummary:
+    """What ``status`` shows of one cluster: enough to keep in place of its history."""
+
+    cluster: int
+    node: str | None
+    submit_time: float | None
+    procs: int
+    """Procs the cluster had (``len(history.procs)``)."""
+    winner: int | None
+    evictions: int
+    states: tuple[tuple[int, str], ...]
+    """(proc, state) in first-seen order: :func:`proc_states` of its events
+    (a cluster of the node log), else how each proc's last invocation ended."""
+    last_end: float | None
+    """The latest end of an invocation that is not still running."""
+    unfinished: int
+    """Procs that have not left the queue (neither terminated nor aborted)."""
+
+    def to_state(self) -> tuple[Any, ...]:
+        return (self.cluster, self.node, self.submit_time, self.procs, self.winner, self.evictions,
+                [list(item) for item in self.states], self.last_end, self.unfinished)
+
+    @classmethod
+    def from_state(cls, state: Any) -> "ClusterSummary":
+        cluster, node, submit, procs, winner, evictions, states, last_end, unfinished = state
+        return cls(int(cluster), None if node is None else str(node), _opt_float(submit), int(procs),
+                   None if winner is None else int(winner), int(evictions),
+                   tuple((int(p), str(s)) for p, s in states), _opt_float(last_end), int(unfinished))
+
+
+def summarize(history: ClusterHistory, states: dict[int, str] | None = None) -> ClusterSummary:
+    """The summary of ``history``; ``states``: its procs' :func:`proc_states`
+    (default: how each proc's last invocation ended)."""
+    if states is None:
+        states = {}
+        for inv in history.invocations:
+            states[inv.replica] = inv.ended_by
+    ends = [inv.end for inv in history.invocations if inv.ended_by != "running"]
+    return ClusterSummary(history.cluster, history.node, history.submit_time, len(history.procs), history.winner,
+                          history.evictions, tuple(states.items()), max(ends) if ends else None,
+                          len(history.procs - history.finished_procs))
+
+
+def _opt_float(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 class _Event:
@@ -94,10 +173,27 @@ class ClusterEvents:
     post_time: float | None = None
     abort_reasons: dict[int, str] = field(default_factory=dict)
     _history: ClusterHistory | None = field(default=None, repr=False)
+    _summary: ClusterSummary | None = field(default=None, repr=False)
+
+    @property
+    def compacted(self) -> bool:
+        """Kept by the checkpoint only as its summary (no events, no history)."""
+        return self.events is None
+
+    def summary(self) -> ClusterSummary:
+        """What ``status`` shows of the cluster (cached until new events)."""
+        if self._summary is None:
+            self._summary = summarize(self.history(), proc_states(self.events or []))
+        return self._summary
 
     def history(self) -> ClusterHistory:
-        """The cluster rebuilt by :func:`rebuild_cluster` (cached until new events)."""
+        """The cluster rebuilt by :func:`rebuild_cluster` (cached until new events).
+
+        Raises :class:`CompactedError` for a cluster resumed from the status
+        checkpoint as a summary only."""
         if self._history is None:
+            if self.events is None:
+                raise CompactedError(f"cluster {self.cluster}: only its summary was kept")
             cluster = self.cluster
             self._history = rebuild_cluster(
                 [_Event(kind, cluster, proc, at, value) for kind, proc, at, value in self.events], cluster
@@ -111,6 +207,26 @@ class ClusterEvents:
         if self.events is None:
             return self.post_time
         return self.events[-1][2] if self.events else None
+
+    def to_state(self) -> tuple[Any, ...]:
+        """Plain data for the checkpoint: a cluster whose POST ended as its summary only."""
+        finished = self.post_code is not None
+        return (self.cluster, self.node, None if finished else [list(e) for e in self.events or ()],
+                self.post_code, self.post_time, [[p, r] for p, r in self.abort_reasons.items()],
+                self.summary().to_state() if finished else None)
+
+    @classmethod
+    def from_state(cls, state: Any) -> "ClusterEvents":
+        cluster, node, events, post_code, post_time, reasons, summary = state
+        entry = cls(int(cluster), None if node is None else str(node),
+                    None if events is None else [(int(k), int(p), float(t), v) for k, p, t, v in events],
+                    None if post_code is None else int(post_code), _opt_float(post_time),
+                    {int(p): str(r) for p, r in reasons})
+        if events is None:
+            if summary is None:
+                raise ValueError(f"cluster {cluster}: neither events nor a summary")
+            entry._summary = ClusterSummary.from_state(summary)
+        return entry
 
 
 @dataclass
@@ -148,6 +264,8 @@ class NodeLog:
         self.events_read = 0
         self.resets = 0
         self._reader: Any = None
+        self._resume_at = 0
+        """Byte offset to start a reader at (resumed from a checkpoint, no reader yet)."""
         self._identity: tuple[int, int] | None = None
         self._head = b""
         self._noop_subprocs: dict[int, str] = {}
@@ -162,10 +280,9 @@ class NodeLog:
         """Read the events appended since the last call; returns how many.
 
         Raises :class:`~condor_rlrep.condor.eventlog.EventLogError` when the
-        reader fails on the file (an event it cannot parse).
+        reader fails on the file (an event it cannot parse). Resumed from a
+        checkpoint and the file unchanged, the bindings are not even imported.
         """
-        import htcondor2
-
         try:
             st = os.stat(self.path)
         except FileNotFoundError:
@@ -176,11 +293,15 @@ class NodeLog:
             raise EventLogError(f"cannot read node log: {err.strerror or err}", path=self.path) from err
         head = self._read_head()
         identity = (st.st_dev, st.st_ino)
-        if self._reader is not None and (identity != self._identity or st.st_size < self.offset
-                                         or not head.startswith(self._head[: len(head)])):
+        started = self._reader is not None or self._resume_at > 0
+        if started and (identity != self._identity or st.st_size < self.offset
+                        or not head.startswith(self._head[: len(head)])):
             self._reset()
         if self._reader is None:
-            self._reader = htcondor2.JobEventLog(self.path)
+            if self._resume_at > 0 and st.st_size == self._resume_at:
+                return 0  # resumed and nothing appended
+            self._reader = _open_reader(self.path, self._resume_at)
+            self._resume_at = 0
             self._identity = identity
         self._head = head
         count = 0
@@ -209,6 +330,7 @@ class NodeLog:
         self.preskips.clear()
         self._noop_subprocs.clear()
         self._reader = None
+        self._resume_at = 0
         self._head = b""
         self.resets += 1
 
@@ -216,7 +338,7 @@ class NodeLog:
     def offset(self) -> int:
         """Bytes of the file the reader has consumed."""
         if self._reader is None:
-            return 0
+            return self._resume_at
         return int(self._reader.__getstate__()[1])
 
     def tail(self) -> LogTail:
@@ -242,7 +364,7 @@ class NodeLog:
             entry = self.clusters[cluster] = ClusterEvents(cluster)
         elif entry.events is None:  # compacted in the checkpoint, yet it goes on: read the log afresh
             raise _Recompacted
-        entry._history = None
+        entry._history = entry._summary = None
         proc = event.proc
         at = self._time(event)
         value: Any = None
@@ -337,37 +459,54 @@ class NodeLog:
                   if (n.post_time or n.end_time or n.submit_time)]
         return max(times) if times else None
 
-    # -- pickling (the status checkpoint) --------------------------------------
+    # -- the status checkpoint ---------------------------------------------------
 
-    def __getstate__(self) -> dict[str, Any]:
-        state = dict(self.__dict__)
-        state["_times"] = {}
-        # rebuilt histories go along: rebuilding 10,000 of them is most of a warm status
-        # A cluster whose POST ended (016) gets no more events: its rebuilt
-        # history is all a reader needs, and its events stay behind.
-        state["clusters"] = {
-            c: (e.node, None if e.post_code is not None and e._history is not None else e.events, e.post_code,
-                e.post_time, e.abort_reasons, e._history)
-            for c, e in self.clusters.items()
+    def to_state(self) -> dict[str, Any]:
+        """Plain data (for :mod:`marshal`): where the reader stands and what it
+        has read, finished clusters as summaries (see the module doc)."""
+        return {
+            "path": self.path, "offset": self.offset, "identity": list(self._identity or ()), "head": self._head,
+            "events_read": self.events_read, "resets": self.resets,
+            "clusters": [entry.to_state() for entry in self.clusters.values()],
+            "noops": [[n.name, n.submit_time, n.end_time, n.exit_code, n.post_code, n.post_time]
+                      for n in self.noops.values()],
+            "preskips": dict(self.preskips), "noop_subprocs": [[k, v] for k, v in self._noop_subprocs.items()],
         }
-        return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        clusters = state.pop("clusters")
-        self.__dict__.update(state)
-        self.clusters = {c: ClusterEvents(c, node, events, post_code, post_time, reasons, history)
-                         for c, (node, events, post_code, post_time, reasons, history) in clusters.items()}
+    @classmethod
+    def from_state(cls, state: dict[str, Any]) -> "NodeLog":
+        """The reader :meth:`to_state` saved; raises (KeyError, TypeError,
+        ValueError) on anything that is not such a state."""
+        log = cls(str(state["path"]))
+        identity = tuple(int(v) for v in state["identity"])
+        if len(identity) != 2 or not isinstance(state["head"], bytes):
+            raise ValueError("not a node-log state")
+        log._identity, log._head = (identity[0], identity[1]), state["head"]
+        log._resume_at = int(state["offset"])
+        log.events_read, log.resets = int(state["events_read"]), int(state["resets"])
+        for item in state["clusters"]:
+            entry = ClusterEvents.from_state(item)
+            log.clusters[entry.cluster] = entry
+        for name, submit, end, code, post_code, post_time in state["noops"]:
+            log.noops[str(name)] = NoopNode(str(name), _opt_float(submit), _opt_float(end),
+                                            None if code is None else int(code),
+                                            None if post_code is None else int(post_code), _opt_float(post_time))
+        log.preskips = {str(k): float(v) for k, v in state["preskips"].items()}
+        log._noop_subprocs = {int(k): str(v) for k, v in state["noop_subprocs"]}
+        return log
 
 
-def _reduce_invocation(inv: Invocation) -> tuple[Any, ...]:
-    return (Invocation, (inv.replica, inv.host, inv.start, inv.end, inv.ended_by, inv.exit_code))
+def _open_reader(path: str, offset: int) -> Any:
+    """An ``htcondor2.JobEventLog`` of ``path`` that starts at byte ``offset``
+    (an event boundary it returned before): the bindings' own resume, as
+    their unpickling does it."""
+    import htcondor2  # here: a warm status whose log is unchanged never needs it
 
-
-# The checkpoint holds every invocation of every cluster: pickled by its
-# dataclass default (``__getstate__`` through ``fields()`` for a slotted
-# class), 210,000 of them cost a warm status about a second; as constructor
-# arguments, a fraction of it.
-copyreg.pickle(Invocation, _reduce_invocation)
+    if offset <= 0:
+        return htcondor2.JobEventLog(path)
+    reader = htcondor2.JobEventLog.__new__(htcondor2.JobEventLog)
+    reader.__setstate__(({"_deadline": 0, "_filename": path}, offset))
+    return reader
 
 
 def _post_code(event: Any) -> int:

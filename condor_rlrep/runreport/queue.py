@@ -55,5 +55,4 @@ def schedd_queue(data: RunData, name: str | None = None, *,
 
 
 def _open(entry: Any) -> bool:
-    history = entry.history()
-    return bool(history.procs - history.finished_procs)
+    return entry.summary().unfinished > 0

@@ -35,22 +35,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from condor_rlrep.condor.eventlog import (
-    ABORTED,
-    EVICTED,
-    EXECUTE,
-    HELD,
-    REMOVAL_EVICT_CODE,
-    SUBMIT,
-    TERMINATED,
-)
 from condor_rlrep.runreport.attempts import Attempt
 from condor_rlrep.runreport.load import REAPER_NODE, RunData
+from condor_rlrep.runreport.nodelog import proc_states
 
 __all__ = ["NodeStatus", "RunStatus", "run_status", "proc_states", "STATES", "QueueState", "finite"]
 
 STATES = ("waiting", "PRE", "idle", "held", "running", "won", "POST", "done", "failed", "not run")
-_RELEASED = 13
 _JOB_STATUS = {1: "idle", 2: "running", 3: "removed", 4: "done", 5: "held", 6: "running", 7: "idle"}
 
 QueueState = Mapping[tuple[int, int], int]
@@ -132,26 +123,6 @@ def finite(value: Any) -> Any:
     return value
 
 
-def proc_states(events: list[tuple[int, int, float, Any]]) -> dict[int, str]:
-    """Proc → ``idle``, ``running``, ``held``, ``success``, ``failure`` or
-    ``removed`` after the compact events of one cluster (in log order)."""
-    state: dict[int, str] = {}
-    for kind, proc, _at, value in events:
-        if kind == SUBMIT or kind == _RELEASED:
-            state[proc] = "idle"
-        elif kind == EXECUTE:
-            state[proc] = "running"
-        elif kind == EVICTED:
-            state[proc] = "removing" if value == REMOVAL_EVICT_CODE else "idle"
-        elif kind == HELD:
-            state[proc] = "held"
-        elif kind == TERMINATED:
-            state[proc] = "success" if value == 0 else "failure"
-        elif kind == ABORTED:
-            state[proc] = "removed"
-    return state
-
-
 def run_status(data: RunData, *, queue: QueueState | None = None) -> RunStatus:
     """The status of every node at ``data.now`` (see the module doc)."""
     plan = data.plan
@@ -213,35 +184,28 @@ def _from_attempt(status: NodeStatus, attempt: Attempt, data: RunData, queue: Qu
     status.decided = attempt.replicas if attempt.mode in ("replicas",) else None
     status.phi_prime = attempt.phi_prime
     status.note = attempt.fail_open
-    history = attempt.history
-    if history is None:
+    summary = attempt.summary
+    if summary is None:
         status.state = "PRE" if attempt.post_code is None else ("done" if attempt.post_code == 0 else "failed")
         return
-    status.cluster = history.cluster
-    status.submit_time = history.submit_time
-    status.winner = history.winner
-    status.evictions = history.evictions
-    entry = data.nodelog.clusters.get(history.cluster) if attempt.history_source == "node log" else None
-    if entry is not None and entry.events is not None:
-        procs = proc_states(entry.events)
-    else:  # an attempt of an earlier DAGMan, or one whose POST ended: every replica has ended
-        procs = {}
-        for inv in history.invocations:
-            procs[inv.replica] = inv.ended_by
+    status.cluster = summary.cluster
+    status.submit_time = summary.submit_time
+    status.winner = summary.winner
+    status.evictions = summary.evictions
+    procs = dict(summary.states)
     if queue:
         for proc in list(procs):
-            job_status = queue.get((history.cluster, proc))
+            job_status = queue.get((summary.cluster, proc))
             seen = _JOB_STATUS.get(job_status) if job_status is not None else None
             if seen in ("idle", "running", "held") and procs[proc] not in ("success", "failure", "removed"):
                 procs[proc] = seen
-    status.procs = len(history.procs) or len(procs)
+    status.procs = summary.procs or len(procs)
     values = list(procs.values())
     status.idle = values.count("idle")
     status.running = values.count("running")
     status.held = values.count("held")
     status.removed = values.count("removed") + values.count("removing")
     status.failed_replicas = values.count("failure")
-    ends = [inv.end for inv in history.invocations if inv.ended_by != "running"]
     if attempt.post_code is not None:
         status.state = "done" if attempt.post_code == 0 else "failed"
         status.end_time = attempt.post_time
@@ -255,8 +219,8 @@ def _from_attempt(status: NodeStatus, attempt: Attempt, data: RunData, queue: Qu
         status.state = "held"
     else:
         status.state = "POST"
-    if status.end_time is None and status.state in ("won", "POST", "done", "failed") and ends:
-        status.end_time = max(ends)
+    if status.end_time is None and status.state in ("won", "POST", "done", "failed") and summary.last_end is not None:
+        status.end_time = summary.last_end
 
 
 def _scripts(status: NodeStatus, data: RunData) -> None:
