@@ -139,6 +139,7 @@ def run_status(data: RunData, *, queue: QueueState | None = None) -> RunStatus:
     else:
         dagman = f"exited {session.exit_status}"
     statuses: dict[str, NodeStatus] = {}
+    estimates = plan.nodes  # every node's at once: one lookup each (``plan.node`` finds its bucket first)
     for name in _topological(data):
         if name == REAPER_NODE:  # the plugin's own SERVICE node, not the user's work
             continue
@@ -155,7 +156,7 @@ def run_status(data: RunData, *, queue: QueueState | None = None) -> RunStatus:
         _scripts(status, data)
         if status.state == "waiting" and dagman.startswith("exited"):
             status.state = "not run"
-        status.slack_s = _slack(status, plan, deadline, data.now)
+        status.slack_s = _slack(status, estimates, deadline, data.now)
         statuses[name] = status
     nodes = list(statuses.values())
     counts = {state: 0 for state in STATES}
@@ -239,12 +240,11 @@ def _scripts(status: NodeStatus, data: RunData) -> None:
         status.state = "POST"
 
 
-def _slack(status: NodeStatus, plan: Any, deadline: float | None, now: float) -> float | None:
+def _slack(status: NodeStatus, estimates: Mapping[str, Any], deadline: float | None, now: float) -> float | None:
     if deadline is None:
         return None
-    try:
-        entry = plan.node(status.node)
-    except KeyError:
+    entry = estimates.get(status.node)
+    if entry is None:
         return None
     estimate, _remaining, max_child = float(entry[0]), float(entry[1]), float(entry[2])
     if status.state in ("done", "won", "POST") and status.end_time is not None:
