@@ -354,8 +354,13 @@ class NodeLog:
         return LogTail(offset, offset + len(rest), bool(rest.strip()) and not complete, complete)
 
     def _add(self, event: Any) -> None:
-        kind = int(event.type)
-        cluster = int(event.cluster)
+        # The event's own keys (its Mapping interface), not its .type/.cluster/.proc
+        # properties and .get: half the calls per event, on the 480,000 events of a big log.
+        try:
+            kind = int(event["EventTypeNumber"])
+            cluster = int(event["Cluster"])
+        except KeyError:
+            kind, cluster = int(event.type), int(event.cluster)
         if cluster <= 0:
             self._add_noop(kind, event)
             return
@@ -365,34 +370,34 @@ class NodeLog:
         elif entry.events is None:  # compacted in the checkpoint, yet it goes on: read the log afresh
             raise _Recompacted
         entry._history = entry._summary = None
-        proc = event.proc
+        try:
+            proc = event["Proc"]
+        except KeyError:
+            proc = -1
         at = self._time(event)
         value: Any = None
-        if kind == SUBMIT:
+        if kind == EXECUTE:
+            try:
+                value = str(event["SlotName"])
+            except KeyError:
+                sinful = event.get("ExecuteHost")
+                value = None if sinful is None else _slot_from_sinful(str(sinful))
+        elif kind == EVICTED:
+            code = event.get("ReasonCode")
+            value = None if code is None else int(code)
+        elif kind == SUBMIT:
             # every proc of a cluster carries the same node name: read it once
             value = entry.node if entry.node is not None else node_name_of(event)
             entry.node = value
-        elif kind == EXECUTE:
-            value = event.get("SlotName")
-            if value is None:
-                sinful = event.get("ExecuteHost")
-                value = None if sinful is None else _slot_from_sinful(str(sinful))
-            else:
-                value = str(value)
         elif kind == TERMINATED:
             if event.get("TerminatedNormally"):
                 value = int(event.get("ReturnValue", 1))
             else:
                 value = -int(event.get("TerminatedBySignal", 0) or 0) or -1
-        elif kind == EVICTED:
-            code = event.get("ReasonCode")
-            value = None if code is None else int(code)
         elif kind == ABORTED:
             reason = event.get("Reason")
             if reason:
                 entry.abort_reasons[proc] = str(reason)[:200]
-        elif kind == HELD:
-            value = None
         elif kind == POST_SCRIPT_TERMINATED:
             entry.post_code = _post_code(event)
             entry.post_time = at
@@ -408,7 +413,10 @@ class NodeLog:
 
     def _time(self, event: Any) -> float:
         """:func:`event_time`, memoised on the text: events share their seconds."""
-        text = event.get("EventTime")
+        try:
+            text = event["EventTime"]
+        except KeyError:
+            text = None
         at = self._times.get(text)
         if at is None:
             at = event_time(event)
