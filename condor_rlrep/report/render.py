@@ -116,7 +116,7 @@ def _num(value: float | None, fmt: str = "{:,.0f}") -> str:
 
 
 DEFINITIONS = {
-    "energy_mwh": "replica energy of the simulated year in MWh: every replica of every workflow task, the ones "
+    "energy_mwh": "replica energy of the simulated trace (the year, unless a quick run says otherwise above) in MWh: every replica of every workflow task, the ones "
                   "evicted, killed or removed as losers included (background jobs excluded)",
     "replicas_per_task": "mean number of replicas started per task (1 for single)",
     "kwh_per_workflow_within_p": "energy per successful workflow: the replica energy in kWh divided by the "
