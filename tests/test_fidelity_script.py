@@ -38,3 +38,17 @@ def test_prints_a_row_per_seed(capsys: pytest.CaptureFixture[str]) -> None:
     out = capsys.readouterr().out
     assert "| paper | 37.4 | 63.6 | 90.7 | 99.0 | 0.447 | 0.822 | 9.3 | 17.1 |" in out
     assert any(line.startswith("| 4 | ") for line in out.splitlines())
+
+
+def test_bins_are_table1_increments_and_sum_to_all(capsys: pytest.CaptureFixture[str]) -> None:
+    fidelity = _load()
+    bins = fidelity.PAPER_BINS
+    assert len(bins) == 12 and sum(bins) == pytest.approx(100.0)
+    assert bins[0] == pytest.approx(100 * 14_982 / 40_054)
+    assert bins[6] == pytest.approx(100 * (29_967 - 26_494) / 40_054)  # 0.6 < p ≤ 0.7: the second mode
+    assert bins[-1] == pytest.approx(100 * (40_054 - 39_650) / 40_054)
+    assert fidelity.main(["--profile", "newcastle-2010-cal", "--seeds", "4", "--days", "4", "--bins"]) == 0
+    out = capsys.readouterr().out
+    assert "| paper | 37.4 | 11.6 | 8.4 | 4.5 | 1.7 | 2.5 | 8.7 | 7.8 | 4.8 | 3.3 | 8.3 | 1.0 |" in out
+    row = next(line for line in out.splitlines() if line.startswith("| 4 | ") and line.count("|") == 14)
+    assert sum(float(cell) for cell in row.strip("| ").split(" | ")[1:]) == pytest.approx(100.0, abs=0.1)
