@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from condor_rlrep.agent.config import AgentConfig
+from condor_rlrep.policyspec import parse_spec
 from condor_rlrep.sim.clock import LocalClock
 from condor_rlrep.sim.metrics import P_GRID, p_of_workflow, within_counts
 from condor_rlrep.sim.run import SimConfig
@@ -96,9 +97,11 @@ def model_input(trace: Trace, config: SimConfig) -> ModelInput:
         m, w = inject(in_span, config.fraction, weights, np.random.default_rng(inject_seq))
         mask[:in_span] = m
         which[:in_span] = w
-    kind, _, count = config.policy.partition(":")
-    if kind not in ("single", "fixed", "rl"):
+    spec = parse_spec(config.policy)
+    # the reference models re-implement single, fixed:K and the ε-greedy rl:R only
+    if spec.kind not in ("single", "fixed", "rl") or spec.idle or spec.strategy is not None:
         raise ValueError(f"the reference models know single, fixed:K and rl:R, not {config.policy!r}")
+    kind, count = spec.kind, spec.count
     clock = LocalClock(trace.start, max(until, trace.length))
     reboots = clock.daily(config.reboot_hour, until) if config.reboot_hour is not None else np.zeros(0)
     agent = AgentConfig(max_replicas=int(count or 1))

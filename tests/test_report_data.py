@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from condor_rlrep.report.data import ResultTable, parse_policy
+from condor_rlrep.errors import InputError
+from condor_rlrep.policyspec import STRATEGIES, parse_spec
+from condor_rlrep.report.data import ResultTable, RunRecord, fixed_counterpart, max_replicas, parse_policy
 from condor_rlrep.report.findings import findings
 
 
@@ -22,6 +26,61 @@ def _doc(policy, phi, within, energy_kwh, workflows=("figure1",)):
 def test_parse_policy():
     assert parse_policy("single") == ("single", 1)
     assert parse_policy("rl-ucb1:3") == ("rl-ucb1", 3)
+
+
+_COUNT = st.integers(1, 50)
+
+
+def _cases():
+    """(policy text, the report's family, maximum replicas), built from the
+    parts — not from either parser — for every kind the simulator runs."""
+    single = st.just(("single", "single", 1))
+    counted = st.tuples(st.sampled_from(("fixed", "oracle", "react")), _COUNT).map(lambda t: (f"{t[0]}:{t[1]}", *t))
+    rl = st.tuples(st.sampled_from((None, *STRATEGIES)), _COUNT).map(
+        lambda t: (f"rl-{t[0]}:{t[1]}", f"rl-{t[0]}", t[1]) if t[0] else (f"rl:{t[1]}", "rl", t[1]))
+    fixed = _COUNT.map(lambda k: (f"fixed:{k}", "fixed", k))
+    idle = st.one_of(single, fixed, rl).map(lambda t: ("idle-" + t[0], "idle-" + t[1], t[2]))
+    options = st.lists(st.tuples(st.sampled_from(("target", "hi")), st.sampled_from(("0.8", "0.95", "1", "2.5"))),
+                       max_size=2, unique_by=lambda kv: kv[0])
+    model = st.tuples(st.sampled_from(("model", "model-react")), _COUNT, options).map(
+        lambda t: (f"{t[0]}:{t[1]}" + "".join(f",{k}={v}" for k, v in t[2]), t[0], t[1]))
+    return st.one_of(single, counted, rl, idle, model)
+
+
+@given(_cases())
+def test_the_report_reads_every_policy_kind_as_policyspec_does(case):
+    text, family, count = case
+    assert parse_policy(text) == (family, count)
+    spec = parse_spec(text)
+    assert (spec.count, spec.idle) == (count, family.startswith("idle-"))
+    record = RunRecord("figure1", text, 0.1, {})
+    assert (record.kind, record.max_replicas, max_replicas(text)) == (family, count, count)
+    assert fixed_counterpart(text) == f"fixed:{count}"
+
+
+@given(st.one_of(st.text(max_size=20), st.sampled_from((
+        "single:2", "agent", "ucb1", "rl", "rl:0", "fixed:0", "fixed", "oracle:", "idle-model:3", "idle-oracle:2",
+        "model:3,foo=1", "model:3,target=x", "react:3,target=0.9", "rl-greedy:3", "fixed:3 ", " model:3,hi=1"))))
+def test_the_report_refuses_what_policyspec_refuses(text):
+    try:
+        spec = parse_spec(text)
+    except InputError:
+        with pytest.raises(InputError):
+            parse_policy(text)
+    else:
+        assert parse_policy(text)[1] == spec.count
+
+
+def test_the_table_keeps_each_family_apart():
+    policies = ["single", "fixed:3", "rl:3", "rl-ucb1:3", "idle-rl:3", "idle-fixed:2", "oracle:3",
+                "model:3,target=0.9", "model-react:3", "react:2"]
+    table = ResultTable([_doc(policy, 0.1, 400, 1000.0) for policy in policies])
+    assert table.policies("figure1", "rl") == ["rl:3"]
+    assert table.policies("figure1", "rl-ucb1") == ["rl-ucb1:3"]
+    assert table.policies("figure1", "idle-rl") == ["idle-rl:3"]
+    assert table.policies("figure1", "model") == ["model:3,target=0.9"]
+    assert table.all_policies("figure1") == ["single", "fixed:3", "rl:3", "rl-ucb1:3", "oracle:3", "idle-fixed:2",
+                                             "idle-rl:3", "model:3,target=0.9", "model-react:3", "react:2"]
 
 
 def test_gain_and_energy_change_hand_values():

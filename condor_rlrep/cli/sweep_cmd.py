@@ -46,12 +46,11 @@ def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_repo
         else:
             click.echo(f"wrote {dag}\nsubmit it with: {describe_submit(dag)}")
         return
-    from condor_rlrep.sweep.execute import prepare_trace
+    from condor_rlrep.sweep.execute import open_sweep
     from condor_rlrep.sweep.local import run_local
 
     if prepare_only:
-        out.save_experiment(definition)
-        prepare_trace(definition, out)
+        open_sweep(definition, out)
         if as_json:
             emit_json({"results": str(out.root), "prepared": True})
         return

@@ -33,13 +33,18 @@ _COMPARED_KINDS = ("fixed", "rl", "rl-ucb1", "rl-thompson", "oracle")
 _BEYOND_KINDS = ("model", "react", "model-react")
 
 
+def _spec(policy: str):
+    from condor_rlrep.policyspec import parse_spec
+
+    return parse_spec(policy)
+
+
 def is_beyond(policy: str) -> bool:
     """``idle-…`` and the model kinds, as :mod:`condor_rlrep.policyspec` parses them."""
     from condor_rlrep.errors import InputError
-    from condor_rlrep.policyspec import parse_spec
 
     try:
-        spec = parse_spec(policy)
+        spec = _spec(policy)
     except InputError:  # a policy this version does not know: shown with the paper's, not as beyond
         return False
     return spec.idle or spec.kind in _BEYOND_KINDS
@@ -200,7 +205,7 @@ def render_section(report, table: ResultTable, workflows: str, figures_dir: Path
     report.h(3, "Beyond the paper — policies that use what a pool knows")
     kinds = {parse_policy(p)[0] for p in compared}
     explained = [text for test, text in (
-        (any(k.startswith("idle-") for k in kinds),
+        (any(_spec(p).idle for p in compared),
          "`idle-…` runs the named policy's replica count on the free machines idle longest (HTCondor's `KeyboardIdle`)"),
         ("model" in kinds, "`model:R` places its replicas on the free machines idle longest (HTCondor's `KeyboardIdle`) "
                            "and picks the fewest (≤ R) that an online survival model, learnt from the run's own past "

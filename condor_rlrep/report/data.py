@@ -12,18 +12,41 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
-__all__ = ["RunRecord", "ResultTable", "parse_policy"]
+from condor_rlrep.policyspec import IDLE_PREFIX, parse_spec
+
+__all__ = ["RunRecord", "ResultTable", "parse_policy", "max_replicas", "fixed_counterpart"]
 
 
+@lru_cache(maxsize=None)
 def parse_policy(policy: str) -> tuple[str, int]:
-    """``"fixed:3"`` → ``("fixed", 3)``; ``"single"`` → ``("single", 1)``;
-    ``"model:3,target=0.9"`` → ``("model", 3)`` (options after the count);
-    ``"idle-single"`` → ``("idle-single", 1)``."""
-    kind, _, count = policy.partition(":")
-    count = count.split(",", 1)[0]
-    return kind, int(count) if count else 1
+    """The report's (family, maximum replicas) of a simulated policy, read
+    by :func:`condor_rlrep.policyspec.parse_spec` (the one grammar of
+    ``--policy``). The family is the spec's kind with the bandit strategy as
+    written and ``idle-`` kept, since the report shows each as its own
+    family: ``"fixed:3"`` → ``("fixed", 3)``, ``"single"`` → ``("single", 1)``,
+    ``"rl-ucb1:3"`` → ``("rl-ucb1", 3)``, ``"idle-rl:3"`` → ``("idle-rl", 3)``,
+    ``"model:3,target=0.9"`` → ``("model", 3)``. An :class:`InputError` for
+    what the simulator would not have run."""
+    spec = parse_spec(policy)
+    family = spec.kind if spec.strategy is None else f"{spec.kind}-{spec.strategy}"
+    if spec.idle:
+        family = IDLE_PREFIX + family
+    assert spec.count is not None  # the simulator's grammar always has a count
+    return family, spec.count
+
+
+def max_replicas(policy: str) -> int:
+    """K of fixed:K, R of rl:R, oracle:R, model:R…; 1 for single."""
+    return parse_policy(policy)[1]
+
+
+def fixed_counterpart(policy: str) -> str:
+    """The fixed policy with ``policy``'s maximum (rl:3 → fixed:3), which the
+    paper compares it against."""
+    return f"fixed:{max_replicas(policy)}"
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from condor_rlrep.report.data import ResultTable
+from condor_rlrep.report.data import ResultTable, fixed_counterpart, max_replicas
 
 __all__ = ["FIGURES"]
 
@@ -146,7 +146,7 @@ def _lines_by_phi(table, workflows, kind, value, ylabel, title, path, *, single=
         for policy in policies:
             y = value(policy, phi)
             if y is not None:
-                xs.append(int(policy.split(":")[1]))
+                xs.append(max_replicas(policy))
                 ys.append(y)
         if xs:
             series.append((f"P = {phi:g}", xs, ys))
@@ -195,7 +195,7 @@ def fig3b(table, workflows, path) -> bool:
 def fig3c(table, workflows, path) -> bool:
     return _lines_by_phi(
         table, workflows, "rl",
-        lambda pol, phi: table.energy_change_percent(workflows, pol, pol.replace("rl", "fixed"), phi),
+        lambda pol, phi: table.energy_change_percent(workflows, pol, fixed_counterpart(pol), phi),
         "% energy change, RL vs fixed", "Figure 3c: energy change from using RL", path,
     )
 
@@ -213,7 +213,7 @@ def fig4(table, workflows, path) -> bool:
             changes = [table.energy_change_percent(workflows, policy, "single", phi) for phi in table.phis(workflows)]
             changes = [c for c in changes if c is not None]
             if changes:
-                xs.append(int(policy.split(":")[1]))
+                xs.append(max_replicas(policy))
                 ys.append(sum(changes) / len(changes))
         ax.plot(xs, ys, lw=1, markersize=5, label=kind, **_style(index))
         counts += xs
@@ -237,14 +237,14 @@ def fig5(table, workflows, path) -> bool:
 
 def fig6a(table, workflows, path) -> bool:
     return _lines_by_phi(
-        table, workflows, "rl", lambda pol, phi: table.within_change_percent(workflows, pol, pol.replace("rl", "fixed"), phi),
+        table, workflows, "rl", lambda pol, phi: table.within_change_percent(workflows, pol, fixed_counterpart(pol), phi),
         "% change in workflows within P, RL vs fixed", "Figure 6a: Montage, RL vs fixed success", path,
     )
 
 
 def fig6b(table, workflows, path) -> bool:
     return _lines_by_phi(
-        table, workflows, "rl", lambda pol, phi: table.energy_change_percent(workflows, pol, pol.replace("rl", "fixed"), phi),
+        table, workflows, "rl", lambda pol, phi: table.energy_change_percent(workflows, pol, fixed_counterpart(pol), phi),
         "% energy change, RL vs fixed", "Figure 6b: Montage, RL vs fixed energy", path,
     )
 

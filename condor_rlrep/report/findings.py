@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from statistics import mean
 
-from condor_rlrep.report.data import ResultTable
+from condor_rlrep.report.data import ResultTable, fixed_counterpart, max_replicas
 from condor_rlrep.report.paper import CLAIMS
 
 __all__ = ["Finding", "findings"]
@@ -45,12 +45,12 @@ def _figure1(table: ResultTable, wf: str) -> list[Finding]:
         results.append(Finding(
             "fixed_gain", CLAIMS["fixed_gain"],
             "reproduced" if best >= 20 else "not reproduced",
-            f"at P = {phi:g}: " + ", ".join(f"{p} {_fmt(g)}" for p, g in sorted(gains.items(), key=lambda kv: int(kv[0].split(':')[1])))
+            f"at P = {phi:g}: " + ", ".join(f"{p} {_fmt(g)}" for p, g in sorted(gains.items(), key=lambda kv: max_replicas(kv[0])))
             + f" against single; best of 2–3 replicas {_fmt(best)}.",
         ))
     else:
         results.append(Finding("fixed_gain", CLAIMS["fixed_gain"], "no data", "no fixed:2/fixed:3 runs with a baseline."))
-    many = [g for p, g in gains.items() if int(p.split(":")[1]) >= 4]
+    many = [g for p, g in gains.items() if max_replicas(p) >= 4]
     if two_three and many:
         hurt = max(many) < max(two_three)
         results.append(Finding(
@@ -59,8 +59,8 @@ def _figure1(table: ResultTable, wf: str) -> list[Finding]:
         ))
     energy_changes, rl_gains, fixed_gains = [], [], []
     for rl in table.policies(wf, "rl"):
-        fixed = rl.replace("rl", "fixed")
-        if int(rl.split(":")[1]) < 2:
+        fixed = fixed_counterpart(rl)
+        if max_replicas(rl) < 2:
             continue
         for p in table.phis(wf):
             change = table.energy_change_percent(wf, rl, fixed, p)
@@ -98,7 +98,7 @@ def _figure1(table: ResultTable, wf: str) -> list[Finding]:
 def _montage(table: ResultTable, wf: str) -> Finding:
     energy, success = [], []
     for rl in table.policies(wf, "rl"):
-        fixed = rl.replace("rl", "fixed")
+        fixed = fixed_counterpart(rl)
         for p in table.phis(wf):
             e = table.energy_change_percent(wf, rl, fixed, p)
             s = table.within_change_percent(wf, rl, fixed, p)
@@ -116,9 +116,9 @@ def _montage(table: ResultTable, wf: str) -> Finding:
     ends = [p for p in (min(phis, default=None), max(phis, default=None)) if p is not None and over_single.get(p)]
     single_text = "; RL's gain over single, mean over the maxima: " + ", ".join(
         f"{_fmt(mean(over_single[p]))} at P = {p:g}" for p in dict.fromkeys(ends)) if ends else ""
-    small = [(en, su) for rl in table.policies(wf, "rl") if int(rl.split(":")[1]) <= 3 for p in phis
-             if (en := table.energy_change_percent(wf, rl, rl.replace("rl", "fixed"), p)) is not None
-             and (su := table.within_change_percent(wf, rl, rl.replace("rl", "fixed"), p)) is not None]
+    small = [(en, su) for rl in table.policies(wf, "rl") if max_replicas(rl) <= 3 for p in phis
+             if (en := table.energy_change_percent(wf, rl, fixed_counterpart(rl), p)) is not None
+             and (su := table.within_change_percent(wf, rl, fixed_counterpart(rl), p)) is not None]
     small_text = (f"; with at most 3 replicas: energy {_fmt(mean(x for x, _ in small))}, workflows within P "
                   f"{_fmt(mean(y for _, y in small))} ({len(small)} pairs)") if small else ""
     # The claim has three parts, each judged per (maximum, P) pair rather than

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from condor_rlrep.atomic import write_atomic
-from condor_rlrep.report.data import ResultTable
+from condor_rlrep.report.data import ResultTable, fixed_counterpart, max_replicas
 from condor_rlrep.report.figures import FIGURES
 from condor_rlrep.report.findings import findings
 from condor_rlrep.report.paper import BASELINE_P_STATS, PAPER_WORKFLOWS, TABLE1_ENERGY_MWH, TABLE1_SUCCESSFUL
@@ -411,7 +411,7 @@ def _strategies(report: Report, table: ResultTable, workflows: str) -> None:
         for kind in kinds:
             for policy in table.policies(workflows, kind):
                 run = table.get(workflows, policy, phi)
-                fixed = table.get(workflows, "fixed:" + policy.split(":")[1], phi)
+                fixed = table.get(workflows, fixed_counterpart(policy), phi)
                 if run is None:
                     continue
                 rows.append([
@@ -428,7 +428,7 @@ def _strategies(report: Report, table: ResultTable, workflows: str) -> None:
 def _fixed(report: Report, table: ResultTable, workflows: str) -> None:
     """Fixed replica counts in numbers (Figures 3a/3b draw them): energy and
     replicas do not depend on P, the workflows within P do."""
-    policies = sorted(table.policies(workflows, "fixed"), key=lambda p: int(p.split(":")[1]))
+    policies = sorted(table.policies(workflows, "fixed"), key=max_replicas)
     phis = table.phis(workflows)
     rows = []
     for policy in policies:
@@ -455,10 +455,10 @@ def _rl_against_fixed(report: Report, table: ResultTable, workflows: str, change
     phis = table.phis(workflows)
     rows = []
     for policy in table.policies(workflows, "rl"):
-        fixed = policy.replace("rl", "fixed")
+        fixed = fixed_counterpart(policy)
         values = [change(workflows, policy, fixed, phi) for phi in phis]
         if any(v is not None for v in values):
-            rows.append([policy.split(":")[1]] + [_num(v, "{:+.1f}") for v in values])
+            rows.append([str(max_replicas(policy))] + [_num(v, "{:+.1f}") for v in values])
     if rows:
         report.p(f"{what}, in % (rl:R against fixed:R at the same maximum R):")
         report.table(["R"] + [f"P = {phi:g}" for phi in phis], rows)

@@ -4,7 +4,10 @@ A report is of one sweep folder, of several, or of a parent folder whose
 sub-folders are sweeps. Sweeps of the same trace and shared parameters
 (e.g. ``seed-2`` with its grid and ``seed-2-rl`` with the rl:3 reference
 run) are one group: their runs are merged, and a run that two folders both
-hold must be the same result in each.
+hold must be the same result in each. Every run file must be of its
+folder's trace, and sweeps reported under one trace label (``trace seed 2``)
+must be of one trace (:mod:`condor_rlrep.sweep.traceid`): a label names a
+seed, and two presets or two versions of a profile share seeds.
 """
 
 from __future__ import annotations
@@ -16,8 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from condor_rlrep.errors import InputError
+from condor_rlrep.policyspec import parse_spec
 from condor_rlrep.report.data import ResultTable
 from condor_rlrep.sweep.store import SweepDir
+from condor_rlrep.sweep.traceid import TraceIdentity, describe
 
 __all__ = ["Sweep", "TraceGroup", "find_sweeps", "group_by_trace"]
 
@@ -27,11 +32,28 @@ class Sweep:
     root: Path
     experiment: dict[str, Any]
     documents: list[dict[str, Any]]
+    identity: TraceIdentity | None = None
+    """The trace every run of it is of (None: not known, a hand-made Sweep)."""
 
     @classmethod
     def load(cls, root: str | Path) -> Sweep:
+        """The sweep in ``root``; an :class:`InputError` naming the run file
+        that is of another trace or names a policy :mod:`condor_rlrep.policyspec`
+        does not know."""
         folder = SweepDir(root)
-        return cls(folder.root, folder.load_experiment_json(), folder.load_results())
+        experiment = folder.load_experiment_json()
+        trace = folder.folder_trace()
+        assert trace is not None  # experiment.json exists
+        documents = []
+        for path, document in folder.verified_results(trace):
+            try:
+                parse_spec(str(document["params"]["policy"]))
+            except (KeyError, TypeError):
+                raise InputError("corrupt run result: no params.policy", path=str(path)) from None
+            except InputError as err:
+                raise InputError(err.message, path=str(path)) from None
+            documents.append(document)
+        return cls(folder.root, experiment, documents, trace.identity)
 
 
 @dataclass
@@ -87,10 +109,17 @@ def group_by_trace(sweeps: Iterable[Sweep]) -> list[TraceGroup]:
     ordered by trace seed."""
     groups: dict[str, TraceGroup] = {}
     where: dict[tuple[str, str], tuple[Path, Any]] = {}
+    labelled: dict[str, Sweep] = {}
     for sweep in sweeps:
         trace, base = sweep.experiment["trace"], sweep.experiment.get("base", {})
         key = json.dumps([trace, base], sort_keys=True)
         group = groups.setdefault(key, TraceGroup(trace, base))
+        first = labelled.setdefault(group.label, sweep)
+        if first.identity != sweep.identity:
+            raise InputError(
+                f"this sweep is of {describe(sweep.identity)}, but {first.root}, reported under the same label "
+                f"{group.label!r}, is of {describe(first.identity)}; report them separately",
+                path=str(sweep.root))
         group.sweeps.append(sweep)
         for doc in sweep.documents:
             params = doc["params"]

@@ -44,7 +44,8 @@ from condor_rlrep.sim.metrics import (
     p_of_workflow,
     within_counts,
 )
-from condor_rlrep.sim.policies import depends_on_phi, parse_policy
+from condor_rlrep.policyspec import parse_spec
+from condor_rlrep.sim.policies import build_policy, depends_on_phi
 from condor_rlrep.sim.trace import Trace
 from condor_rlrep.sim.runner import WorkflowRunner
 from condor_rlrep.sim.workflows import inject, load_template
@@ -240,9 +241,10 @@ def simulate(
         m, w = inject(in_span, config.fraction, weights, np.random.default_rng(inject_seq))
         mask[:in_span] = m
         which[:in_span] = w
-    policy = parse_policy(
-        config.policy,
-        agent_config=config.agent_config(zone) if config.policy.removeprefix("idle-").startswith("rl") else None,
+    spec = parse_spec(config.policy)
+    policy = build_policy(
+        spec,
+        agent_config=config.agent_config(zone) if spec.kind == "rl" else None,
         rng=np.random.default_rng(agent_seq),
         agent=agent,
     )

@@ -47,13 +47,16 @@ def write_condor_sweep(
     """Write ``OUT/condor/sweep.dag`` and its submit files; return the DAG path.
 
     Runs already finished in ``OUT`` get no node, so re-submitting after a
-    partial sweep only does the rest.
+    partial sweep only does the rest. A folder of another trace is refused
+    here, before anything is written; every node's own call checks again.
     """
     import htcondor2
     import htcondor2.dags as dags
 
-    out.root.mkdir(parents=True, exist_ok=True)
-    out.save_experiment(experiment)
+    from condor_rlrep.sweep.execute import open_sweep
+
+    # The trace is the prepare node's job (on the pool), not the submit host's.
+    open_sweep(experiment, out, trace=False)
     root = out.root.resolve()
     exe = executable or cli_executable()
     quick = ["--quick"] if experiment.quick else []

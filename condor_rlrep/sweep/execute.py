@@ -15,8 +15,9 @@ import numpy as np
 from condor_rlrep.errors import InputError
 from condor_rlrep.sweep.experiment import Experiment
 from condor_rlrep.sweep.store import SweepDir
+from condor_rlrep.sweep.traceid import TraceIdentity, trace_identity
 
-__all__ = ["prepare_trace", "execute_run", "execute_group", "trace_dir_of"]
+__all__ = ["open_sweep", "prepare_trace", "execute_run", "execute_group", "trace_dir_of"]
 
 # Run parameters passed straight to SimConfig (everything else is an error).
 _SIM_KEYS = {
@@ -32,17 +33,38 @@ def trace_dir_of(experiment_trace: dict[str, Any], out: SweepDir) -> Path:
     return Path(experiment_trace["dir"]) if "dir" in experiment_trace else out.trace_dir
 
 
-def prepare_trace(experiment: Experiment, out: SweepDir) -> Path:
-    """Generate the experiment's trace into the sweep folder once."""
+def open_sweep(experiment: Experiment, out: SweepDir, *, trace: bool = True) -> tuple[Path, TraceIdentity]:
+    """Make ``out`` ready for ``experiment``'s runs: refuse it (nothing
+    written) when its trace, generated trace or any run file is of another
+    trace (:meth:`SweepDir.check`), else record the experiment and its trace's
+    identity and (``trace``) generate the trace. Returns the trace folder and
+    the identity every result written there must carry. Every way into a
+    sweep folder — local runs, ``--only``, ``--prepare-only``, the condor DAG
+    — comes through here."""
+    identity = trace_identity(experiment.trace)
+    folder = out.check(experiment, identity)
+    out.record(experiment, folder)
+    trace_dir = prepare_trace(experiment, out, identity) if trace else trace_dir_of(experiment.trace, out)
+    return trace_dir, identity
+
+
+def prepare_trace(experiment: Experiment, out: SweepDir, identity: TraceIdentity | None = None) -> Path:
+    """Generate the experiment's trace into the sweep folder once (a ``dir``
+    trace is used where it is) and stamp it with its identity; an existing
+    one is reused only if it is of ``identity``."""
     if "dir" in experiment.trace:
         return Path(experiment.trace["dir"])
+    identity = identity if identity is not None else trace_identity(experiment.trace)
     if (out.trace_dir / "trace.toml").exists():
+        out.check_generated_trace(identity)
+        out.stamp_trace(identity)
         return out.trace_dir
     from condor_rlrep.sim.generator import generate_trace
     from condor_rlrep.sim.trace_io import write_trace
 
     trace = generate_trace(experiment.trace["preset"], days=experiment.trace.get("days"), seed=int(experiment.trace.get("seed", 0)))
     write_trace(trace, out.trace_dir)
+    out.stamp_trace(identity)
     return out.trace_dir
 
 

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 
-from condor_rlrep.sweep.execute import execute_group, prepare_trace
+from condor_rlrep.sweep.execute import execute_group, open_sweep
 from condor_rlrep.sweep.experiment import Experiment, RunGroup, RunSpec, group_runs
 from condor_rlrep.sweep.store import SweepDir
 
@@ -40,10 +40,10 @@ def run_local(
 
     Interrupting this (Ctrl-C, kill) loses at most the simulations in
     flight; a later call with the same arguments does the rest and nothing
-    twice.
+    twice. A folder of another trace is refused before anything is written
+    (:func:`~condor_rlrep.sweep.execute.open_sweep`).
     """
-    out.save_experiment(experiment)
-    prepare_trace(experiment, out)
+    trace_dir, identity = open_sweep(experiment, out)
     specs = [s for s in experiment.runs() if only is None or s.run_id in only]
     todo = [s for s in specs if not out.is_done(s)]
     skipped = len(specs) - len(todo)
@@ -55,17 +55,17 @@ def run_local(
 
     def finish(group: RunGroup, documents: list[dict]) -> None:
         for spec, document in zip(group.runs, documents):
-            out.save_result(spec, document)
+            out.save_result(spec, document, identity)
             if on_run_done:
                 on_run_done(spec)
 
     if jobs <= 1 or len(groups) <= 1:
         for group in groups:
-            finish(group, execute_group([dict(s.params) for s in group.runs], out.trace_dir))
+            finish(group, execute_group([dict(s.params) for s in group.runs], trace_dir))
         return SweepSummary(len(specs), skipped, len(todo), len(groups))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
         pending = {
-            pool.submit(execute_group, [dict(s.params) for s in group.runs], out.trace_dir): group for group in groups
+            pool.submit(execute_group, [dict(s.params) for s in group.runs], trace_dir): group for group in groups
         }
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
