@@ -279,7 +279,7 @@ def stats(store_path: str | None, as_json: bool) -> None:
     click.echo(f"survival cells: {result['survival_cells']} (the model policy's exposure and evictions per hour"
                " of week and idle bucket; never pruned)")
     click.echo(f"survival runs: {result['survival_runs']} (keys of the node attempts counted, so that a"
-               " repeated POST counts once; pruned with closed decisions)")
+               " repeated POST counts once; pruned with closed decisions, never before the pending expiry)")
     horizon = result["survival_horizon"]
     click.echo("survival horizon: none (no run key pruned yet)" if horizon is None else
                f"survival horizon: {_when(horizon)} (runs that ended before it are no longer counted:"
@@ -373,8 +373,8 @@ def prune(store_path: str | None, closed_age: str | None, pending_age: str | Non
     model:R policy's old run keys (`survival_runs`: which node attempts its
     survival model has counted, so that a repeated POST counts once). The
     agent's estimates and the survival model itself are never pruned. A
-    POST that comes after its run's key was pruned is not counted (the
-    store cannot tell it from a repeat); see `agent stats`.
+    model update whose runs ended before the pruned keys' window is no
+    longer counted (the store cannot tell it from a repeat); see `agent stats`.
 
     Without options, applies the store's retention policy (`agent retention`).
     """
@@ -402,7 +402,8 @@ def prune(store_path: str | None, closed_age: str | None, pending_age: str | Non
         parts.append(f"{result.pending} pending decision(s) made before {_when(pending_before)}")
     if runs_before is not None:
         parts.append(f"{result.runs} model run key(s) recorded before {_when(runs_before)}")
-    click.echo(f"removed {' and '.join(parts)} from {_name(path)}; {left.decisions} decision(s) left,"
+    removed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    click.echo(f"removed {removed} from {_name(path)}; {left.decisions} decision(s) left,"
                f" {left.survival_runs} model run key(s) left; estimates and survival model unchanged")
 
 
