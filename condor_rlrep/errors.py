@@ -14,6 +14,7 @@ __all__ = [
     "CycleError",
     "EstimateError",
     "StoreError",
+    "StaleExposureError",
     "TraceError",
     "ModelError",
 ]
@@ -67,6 +68,13 @@ class EstimateError(InputError):
 
 class StoreError(RlrepError):
     """The agent store is missing, corrupt, foreign, too new, or misused."""
+
+
+class StaleExposureError(StoreError):
+    """A model update whose runs ended before the store's survival horizon:
+    the keys of node attempts recorded that long ago have been pruned, so
+    the store cannot tell this update from a repeat of one it already
+    counted, and does not count it (see :mod:`condor_rlrep.agent.retention`)."""
 
 
 class TraceError(InputError):

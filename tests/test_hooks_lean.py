@@ -74,3 +74,25 @@ def test_a_single_replica_post_of_a_fixed_policy_loads_no_bindings(tmp_path: Pat
     argv, cwd = script_argv(out, "A", "POST")
     modules = _imported(substitute(argv, {"$JOB": "A", **post_macros(5, 1, 0)}), cwd)
     assert "htcondor2" not in modules and "condor_rlrep.agent.store" not in modules
+
+
+def test_a_model_post_that_flushes_the_spool_stays_lean(tmp_path: Path) -> None:
+    from _hookutil import call_script
+    from condor_rlrep.hooks.post import _spool_model
+
+    out = tmp_path / "o" / "fig.dag"
+    store = str(tmp_path / "s.sqlite")
+    result = instrument(FIGURE1, out, InstrumentOptions(store=store, policy="model:3"))
+    assert call_script(out, "A", "PRE", pre_macros()).returncode == 0
+    _spool_model(result.context, store, "d|r|X|0|1", [{"replica": 0, "start": 1e9, "end": 1e9 + 60, "ended_by":
+                                                         "evicted", "keyboard_idle": 30.0}], "test")
+    w = EventLogWriter(str(out) + ".nodes.log")
+    w.submit(5, 0, 1e9, "A")
+    w.execute(5, 0, 1e9 + 1, "h")
+    w.terminate(5, 0, 1e9 + 9, exit_code=0)
+    argv, cwd = script_argv(out, "A", "POST")
+    modules = _imported(substitute(argv, {"$JOB": "A", **post_macros(5, 1, 0)}), cwd)
+    assert "1 spooled update(s) flushed" in (Path(result.context) / "hooks.log").read_text().splitlines()[-1]
+    assert "condor_rlrep.survival" in modules
+    heavy = {m for m in modules if m.split(".")[0] in FORBIDDEN or m in FORBIDDEN}
+    assert not heavy, heavy

@@ -55,3 +55,42 @@ def test_server_down_mid_run_fails_open_and_the_spool_reaches_the_same_store(tmp
     assert not rows["A"].pending and rows["A"].outcome["completed"] and rows["A"].outcome["winner"] == 0
     assert not rows["C"].pending and stats.pending == 0
     assert not list((Path(str(out) + ".rlrep") / "spool").glob("*.json"))
+
+
+def test_model_updates_wait_in_the_spool_while_the_server_is_down(tmp_path: Path, pg_cluster: Cluster) -> None:
+    """model:R: a POST that cannot reach the server spools the attempt's runs;
+    the next POST that can flushes them into the same store, binned as a
+    direct record would have binned them."""
+    from condor_rlrep.agent.store import SqliteStore
+    from condor_rlrep.condor.eventlog import read_events, rebuild_cluster
+    from condor_rlrep.hooks import model as model_path
+
+    url = pg_cluster.create_database("rlrep_hooks_model_down")
+    out = tmp_path / "run" / "f.dag"
+    instrument(figure1(tmp_path), out, InstrumentOptions(store=url, policy="model:3"))
+    spool = Path(str(out) + ".rlrep") / "spool"
+    assert pre(out, "A", T0) == 0
+    replicas = _ran(out, "A", 11, T0 + 1)
+    pg_cluster.stop()
+    try:
+        assert post(out, "A", 11, replicas) == 0
+        assert "model update spooled in spool/model-" in hooks_log(out).splitlines()[-1]
+        assert len(list(spool.glob("model-*.json"))) == 1
+    finally:
+        pg_cluster.start()
+    assert pre(out, "C", T0 + 50) == 0
+    replicas_c = _ran(out, "C", 12, T0 + 51)
+    assert post(out, "C", 12, replicas_c) == 0
+    last = hooks_log(out).splitlines()[-1]
+    assert "POST C" in last and "1 spooled update(s) flushed" in last and "FAIL-OPEN" not in hooks_log(out)
+    assert not list(spool.glob("*.json"))
+    with open_store(url) as store:
+        cells, config, stats = store.survival_cells(), store.config, store.stats()
+    assert stats.survival_runs == 2 and stats.decisions == 0  # the model policy decides nothing in the store
+    log = str(out) + ".nodes.log"
+    with SqliteStore.create(tmp_path / "direct.sqlite", config) as direct:
+        for node, cluster in (("A", 11), ("C", 12)):
+            state = state_of(out, node)
+            key = model_path.record_key(str(out), state["run_id"], node, state["retry"], cluster)
+            model_path.record(direct, key, rebuild_cluster(read_events(log), cluster))
+        assert cells == direct.survival_cells() and sum(c[2] for c in cells) == 29 * (replicas + replicas_c)

@@ -185,9 +185,37 @@ def test_older_schema_is_migrated(store, path):
         assert s.decision(d.decision_id).pending
         assert s.survival_cells() == []
     conn = sqlite3.connect(path)
-    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
-    assert conn.execute("SELECT version FROM schema_version ORDER BY 1").fetchall() == [(1,), (2,), (3,), (4,)]
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 5
+    assert conn.execute("SELECT version FROM schema_version ORDER BY 1").fetchall() == [(1,), (2,), (3,), (4,), (5,)]
     assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'decisions_pending'").fetchone()
+    assert conn.execute("SELECT name FROM sqlite_master WHERE name = 'survival_runs_recorded'").fetchone()
+    conn.close()
+
+
+def test_version_4_store_gains_the_run_key_index_and_keeps_its_model(store, path):
+    """A store written by the previous release (version 4, the survival
+    tables without the index retention prunes by) keeps every cell and
+    key, is indexed, and its old keys can be pruned."""
+    store.record_exposure("run/A/12", [[5, -1, 100.0, 1], [5, 2, 50.0, 0]], now=7.0)
+    store.record_exposure("run/B/13", [[6, 0, 20.0, 0]], now=9000.0)
+    before = store.export()
+    store.close()
+    conn = sqlite3.connect(path)
+    conn.execute("DROP INDEX survival_runs_recorded")
+    conn.execute("DELETE FROM schema_version WHERE version > 4")
+    conn.execute("PRAGMA user_version = 4")
+    conn.commit()
+    conn.close()
+    with SqliteStore(path) as s:
+        assert s.export() == before
+        assert s.prune(runs_before=100.0).runs == 1
+        assert s.survival_cells() == [(5, -1, 100.0, 1.0), (5, 2, 50.0, 0.0), (6, 0, 20.0, 0.0)]
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 5
+    assert conn.execute("SELECT version FROM schema_version ORDER BY 1").fetchall() == [(1,), (2,), (3,), (4,), (5,)]
+    plan = " ".join(str(row) for row in conn.execute(
+        "EXPLAIN QUERY PLAN SELECT key FROM survival_runs WHERE recorded_at < 5 ORDER BY recorded_at LIMIT 9"))
+    assert "survival_runs_recorded" in plan  # the prune's batches use the index
     conn.close()
 
 

@@ -14,7 +14,7 @@ import pytest
 from condor_rlrep.agent import AgentConfig
 from condor_rlrep.agent.broker import BrokerClient, StoreBroker, connect
 from condor_rlrep.agent.location import create_store, open_store
-from condor_rlrep.errors import StoreError
+from condor_rlrep.errors import StaleExposureError, StoreError
 from condor_rlrep.hooks.layout import broker_socket
 
 
@@ -56,6 +56,20 @@ def test_the_broker_answers_like_the_store_itself(tmp_path: Path, sqlite_spec: s
     with open_store(sqlite_spec) as store:  # what went through the broker is in the store
         (row,) = store.decisions()
         assert row.reward == 1.0 and row.outcome == {"k": 1}
+
+
+def test_a_model_update_older_than_the_horizon_is_refused_through_the_broker(tmp_path: Path, sqlite_spec: str) -> None:
+    with open_store(sqlite_spec) as store:
+        assert store.record_exposure("d|r|A|0|7", [[3, 0, 10.0, 1]], now=100.0, ran_until=99.0)
+        assert store.prune(runs_before=200.0).runs == 1
+    sock = _short_socket(tmp_path)
+    with StoreBroker(sqlite_spec, sock) as broker, connect(sock, sqlite_spec) as client:
+        with pytest.raises(StaleExposureError, match="survival horizon"):  # the kind survives the socket
+            client.record_exposure("d|r|A|0|7", [[3, 0, 10.0, 1]], ran_until=99.0)
+        assert client.record_exposure("d|r|B|0|8", [[3, 0, 5.0, 0]], ran_until=250.0) is True
+        assert client.survival_cells() == [(3, 0, 15.0, 1.0)]
+        assert broker.errors == 0  # an answer about the request, not a broken store
+    assert not os.path.exists(sock)
 
 
 def test_concurrent_hooks_through_one_broker_lose_nothing(tmp_path: Path, sqlite_spec: str) -> None:

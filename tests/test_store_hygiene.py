@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from condor_rlrep.agent import AgentConfig, backends
 from condor_rlrep.agent.retention import Retention, format_duration, parse_duration
 from condor_rlrep.cli.agent_cmd import agent
-from condor_rlrep.errors import StoreError
+from condor_rlrep.errors import StaleExposureError, StoreError
 
 CONFIG = AgentConfig(n_bins=2, max_replicas=4, schedule="sliding-window", switch_after=5, window=3,
                      drift_threshold=0.5, recovery=2)
@@ -205,3 +205,91 @@ def test_cli_prune_retention_and_migrate(spec, tmp_path):
     assert "pending decisions kept forever" in out.output
     assert runner.invoke(agent, ["prune", "--store", spec, "--older-than", "soon"]).exit_code == 2
     assert runner.invoke(agent, ["migrate", "--from", spec, "--to", spec]).exit_code == 2
+
+
+def _runs(store, count=10):
+    """Node attempts of the model policy: key k recorded at t = 1000 + k, its runs ended at 1000 + k - 1."""
+    for k in range(count):
+        assert store.record_exposure(f"dag|run|n{k}|0|{k}", [[k % 168, k % 3 - 1, 60.0 + k, k % 2]],
+                                     now=1000.0 + k, ran_until=999.0 + k)
+
+
+def test_prune_forgets_old_run_keys_never_the_survival_model(spec):
+    with backends.create_store(spec, CONFIG) as store:
+        _runs(store)
+        cells = store.survival_cells()
+        assert store.stats().survival_horizon is None
+        result = store.prune(runs_before=1005.0, batch=2)  # several batches
+        assert (result.closed, result.pending, result.runs) == (0, 0, 5)
+        assert store.survival_cells() == cells  # only the idempotency memory went
+        stats = store.stats()
+        assert (stats.survival_cells, stats.survival_runs, stats.survival_horizon) == (len(cells), 5, 1005.0)
+        assert [key for key, _ in store.export()["survival_runs"]] == [f"dag|run|n{k}|0|{k}" for k in range(5, 10)]
+        # a very late repeat of a pruned attempt: its key is gone, but its runs
+        # ended before the horizon, so it is refused, and nothing is written
+        with pytest.raises(StaleExposureError, match=r"dag\|run\|n2\|0\|2.*survival horizon"):
+            store.record_exposure("dag|run|n2|0|2", [[2, 1, 62.0, 0]], now=9000.0, ran_until=1001.0)
+        assert store.survival_cells() == cells and store.stats().survival_runs == 5
+        assert store.record_exposure("dag|run|n7|0|7", [[7, 0, 67.0, 1]], ran_until=1006.0) is False  # kept: a no-op
+        assert store.record_exposure("dag|run|new|0|11", [[1, -1, 5.0, 0]], now=1011.0, ran_until=1005.0) is True
+        # the horizon never moves back (an older cutoff would let a pruned key's repeat in)
+        assert store.prune(runs_before=500.0).runs == 0 and store.stats().survival_horizon == 1005.0
+        # retention: keys are kept as long as closed decisions, and never shorter than the pending expiry
+        store.set_retention(Retention(closed=100.0, pending=300.0))
+        assert store.apply_retention(now=1308.0).runs == 3  # before 1008: n5, n6, n7
+        assert store.stats().survival_horizon == 1008.0
+        store.reset()
+        assert store.stats().survival_horizon is None  # an empty model cannot be given a repeat
+
+
+def test_run_keys_and_horizon_round_trip_across_backends(spec, other):
+    with backends.create_store(spec, CONFIG) as store:
+        _fill(store, 12)
+        _runs(store)
+        store.prune(runs_before=1003.0)
+        text = _text(store)
+        assert json.loads(text)["survival_horizon"] == 1003.0
+    copy, _ = backends.import_stream(other, io.StringIO(text), name="doc")
+    with copy:
+        assert _text(copy) == text
+        with pytest.raises(StaleExposureError):
+            copy.record_exposure("dag|run|n1|0|1", [[1, 0, 61.0, 1]], ran_until=1000.0)
+    old = json.loads(text)
+    del old["survival_horizon"]
+    old["schema_version"] = 4  # a document of the previous release
+    copy, _ = backends.import_stream(other, io.StringIO(json.dumps(old)), name="old.json", replace=True)
+    with copy:
+        assert copy.stats().survival_horizon is None and copy.stats().survival_runs == 7
+    bad = dict(old, survival_horizon="soon")
+    with pytest.raises(StoreError, match="survival_horizon"):
+        backends.import_stream(other, io.StringIO(json.dumps(bad)), name="bad.json", replace=True)
+
+
+def test_run_key_window():
+    assert Retention().runs_window() is None and Retention(pending=3600.0).runs_cutoff(5000.0) is None
+    assert Retention(closed=86400.0).runs_window() == 86400.0
+    assert Retention(closed=3600.0, pending=86400.0).runs_window() == 86400.0  # a POST may still come that late
+    assert Retention(closed=86400.0, pending=3600.0).runs_cutoff(100000.0) == 100000.0 - 86400.0
+    assert Retention(closed=3600.0, pending=7200.0).describe().endswith(
+        "the model policy's run keys pruned 2h after recording (its survival model is never pruned)")
+
+
+def test_cli_prune_and_stats_name_the_model_run_keys(spec):
+    runner = CliRunner()
+    with backends.create_store(spec, CONFIG) as store:
+        _runs(store, 4)  # recorded in 1970: old
+    helped = runner.invoke(agent, ["prune", "--help"]).output
+    assert "survival_runs" in helped and "survival model itself are never pruned" in helped
+    shown = runner.invoke(agent, ["stats", "--store", spec]).output
+    assert "survival runs: 4 (keys of the node attempts counted" in shown
+    assert "survival horizon: none" in shown
+    out = runner.invoke(agent, ["prune", "--store", spec, "--older-than", "1d", "--json"])
+    assert out.exit_code == 0, out.output
+    doc = json.loads(out.output)
+    assert doc["runs"] == 4 and doc["survival_runs_left"] == 0 and doc["runs_before"] == doc["closed_before"]
+    out = runner.invoke(agent, ["prune", "--store", spec, "--older-than", "1d", "--pending-older-than", "3d"])
+    assert "0 model run key(s) recorded before" in out.output
+    assert "estimates and survival model unchanged" in out.output
+    shown = runner.invoke(agent, ["stats", "--store", spec, "--json"]).output
+    assert json.loads(shown)["survival_runs"] == 0 and json.loads(shown)["survival_horizon"] > 0
+    assert "no longer counted" in runner.invoke(agent, ["stats", "--store", spec]).output

@@ -18,7 +18,7 @@ from _pgcluster import PASSWORD, ROLE
 from condor_rlrep.agent import Agent, AgentConfig, SqliteStore, StateError, backends
 from condor_rlrep.cli.agent_cmd import agent
 from condor_rlrep.cli.main import cli
-from condor_rlrep.errors import StoreError
+from condor_rlrep.errors import StaleExposureError, StoreError
 
 pytestmark = pytest.mark.postgres
 psycopg = pytest.importorskip("psycopg")
@@ -61,6 +61,12 @@ def test_same_history_same_store_as_sqlite(pg_url, tmp_path):
                 assert pg.record_exposure(key, cells, now=3000.0 + k) is sq.record_exposure(key, cells, now=3000.0 + k)
                 assert pg.record_exposure(key, cells) is sq.record_exposure(key, cells) is False
         assert pg.survival_cells() == sq.survival_cells() != []
+        # retention forgets the same run keys on both, and both refuse a repeat of one it forgot
+        assert pg.prune(runs_before=3200.0, batch=3) == sq.prune(runs_before=3200.0, batch=3)
+        assert pg.stats().survival_runs == sq.stats().survival_runs == sum(1 for k in range(400) if k % 11 == 0 and k >= 200)
+        for store in (pg, sq):
+            with pytest.raises(StaleExposureError, match="before the store's survival horizon"):
+                store.record_exposure("zrun/11-node_11", [[11, -1, 1.5, 0]], ran_until=3010.0)
         assert _text(pg) == _text(sq)
         assert pg.stats().states_recovering == sq.stats().states_recovering
         assert pg.load_agent(rng=0).to_state() == sq.load_agent(rng=0).to_state()
@@ -139,15 +145,26 @@ def test_schema_versions(pg_url):
     with PostgresStore(pg_url) as store:  # migrated on open
         assert store.decision(d.decision_id).pending and store.retention.closed is None
         assert store.survival_cells() == []
-    assert _sql(pg_url, f"SELECT version FROM {SCHEMA}.schema_version ORDER BY 1") == [(1,), (2,), (3,), (4,)]
-    # version 3 (the previous release) to 4: decisions kept, the model's tables added
+    versions = [(1,), (2,), (3,), (4,), (5,)]
+    assert _sql(pg_url, f"SELECT version FROM {SCHEMA}.schema_version ORDER BY 1") == versions
+    # version 3 to 4: decisions kept, the model's tables added
     _sql(pg_url, f"DROP TABLE {SCHEMA}.survival; DROP TABLE {SCHEMA}.survival_runs;"
                  f" DELETE FROM {SCHEMA}.schema_version WHERE version > 3")
     with PostgresStore(pg_url) as store:
         assert store.decision(d.decision_id).pending
-        assert store.record_exposure("r/A/1", [[3, 0, 10.0, 1]]) and store.survival_cells() == [(3, 0, 10.0, 1.0)]
-    assert _sql(pg_url, f"SELECT version FROM {SCHEMA}.schema_version ORDER BY 1") == [(1,), (2,), (3,), (4,)]
+        assert store.record_exposure("r/A/1", [[3, 0, 10.0, 1]], now=7.0)
+        assert store.survival_cells() == [(3, 0, 10.0, 1.0)]
+    assert _sql(pg_url, f"SELECT version FROM {SCHEMA}.schema_version ORDER BY 1") == versions
     assert _sql(pg_url, "SELECT 1 FROM pg_indexes WHERE indexname = 'decisions_pending'") == [(1,)]
+    # version 4 (the previous release) to 5: the model's cells and keys kept, the index retention prunes by added
+    with PostgresStore(pg_url) as store:
+        before = _text(store)
+    _sql(pg_url, f"DROP INDEX {SCHEMA}.survival_runs_recorded; DELETE FROM {SCHEMA}.schema_version WHERE version > 4")
+    with PostgresStore(pg_url) as store:
+        assert _text(store) == before
+        assert store.prune(runs_before=8.0).runs == 1 and store.survival_cells() == [(3, 0, 10.0, 1.0)]
+    assert _sql(pg_url, f"SELECT version FROM {SCHEMA}.schema_version ORDER BY 1") == versions
+    assert _sql(pg_url, "SELECT 1 FROM pg_indexes WHERE indexname = 'survival_runs_recorded'") == [(1,)]
     _sql(pg_url, f"INSERT INTO {SCHEMA}.schema_version VALUES ({SCHEMA_VERSION + 1}, 0)")
     with pytest.raises(StoreError, match="newer"):
         PostgresStore(pg_url)
@@ -274,14 +291,20 @@ def test_migrate_and_export_carry_the_survival_model(pg_url, tmp_path):
     with SqliteStore.create(source, CONFIG) as sq:
         sq.record_exposure("dag|run|A|0|41", [[10, -1, 2521.0, 1], [10, 0, 1920.0, 0], [10, 1, 600.0, 1]], now=5.0)
         sq.record_exposure("dag|run|B|0|42", [[11, 2, 30.5, 0]], now=6.0)
+        sq.record_exposure("dag|run|Z|0|40", [[9, 1, 12.0, 1]], now=1.0)
+        assert sq.prune(runs_before=2.0).runs == 1  # Z's key goes, the horizon moves to 2.0
         cells = sq.survival_cells()
     moved = runner.invoke(agent, ["migrate", "--from", str(source), "--to", pg_url])
     assert moved.exit_code == 0, moved.output
     with PostgresStore(pg_url) as pg:
         assert pg.survival_cells() == cells
         assert pg.record_exposure("dag|run|A|0|41", [[10, -1, 1.0, 0]]) is False  # already counted before the move
+        with pytest.raises(StaleExposureError):  # and the horizon moved with it: Z's repeat is not counted
+            pg.record_exposure("dag|run|Z|0|40", [[9, 1, 12.0, 1]], ran_until=0.5)
+        assert pg.stats().survival_horizon == 2.0
     back = tmp_path / "back.sqlite"
     assert runner.invoke(agent, ["migrate", "--from", pg_url, "--to", str(back)]).exit_code == 0
     exported = runner.invoke(agent, ["export", "--store", str(back)]).output
     assert json.loads(exported)["survival"] == [list(c) for c in cells]
     assert json.loads(exported)["survival_runs"] == [["dag|run|A|0|41", 5.0], ["dag|run|B|0|42", 6.0]]
+    assert json.loads(exported)["survival_horizon"] == 2.0

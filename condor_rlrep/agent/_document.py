@@ -35,6 +35,8 @@ class Header:
     survival: list[tuple[int, int, float, float]] = ()  # type: ignore[assignment]
     """The model policy's cells (schema 4; absent from older documents)."""
     survival_runs: list[tuple[str, float]] = ()  # type: ignore[assignment]
+    survival_horizon: float | None = None
+    """Runs that ended before this are not counted (schema 5; absent: none)."""
 
 
 @dataclass(frozen=True)
@@ -45,7 +47,7 @@ class ParsedDocument:
 
 HEADER_KEYS = ("format", "schema_version", "config", "rewards_seen", "last_decision_id", "estimates")
 """Keys a document must have besides ``decisions`` (``recovery``, ``retention``,
-``survival`` and ``survival_runs`` are optional)."""
+``survival``, ``survival_runs`` and ``survival_horizon`` are optional)."""
 
 
 def parse_header(doc: Mapping[str, Any], schema_version: int) -> Header:
@@ -113,7 +115,12 @@ def parse_header(doc: Mapping[str, Any], schema_version: int) -> Header:
         if key in runs:
             raise StoreError(f"survival_runs[{i}]: duplicate key {key!r}")
         runs[key] = float(entry[1])
-    return Header(config, rewards_seen, last_id, estimates, recovery, retention, survival, sorted(runs.items()))
+    horizon = doc.get("survival_horizon")
+    if horizon is not None:
+        _finite(horizon, "survival_horizon")
+        horizon = float(horizon)
+    return Header(config, rewards_seen, last_id, estimates, recovery, retention, survival, sorted(runs.items()),
+                  horizon)
 
 
 class DecisionChecker:

@@ -18,6 +18,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import IO, TYPE_CHECKING, Any
 
+from condor_rlrep.agent._survival import HORIZON_SETTING
 from condor_rlrep.agent._values import DECISION_COLUMNS, config_json, decision_to_doc
 from condor_rlrep.agent.config import AgentConfig
 from condor_rlrep.agent.interface import DOCUMENT_FORMAT
@@ -85,19 +86,30 @@ class PostgresWholeStore:
             self._write_retention(retention)
 
     def prune(
-        self, *, closed_before: float | None = None, pending_before: float | None = None, batch: int = PRUNE_BATCH
+        self, *, closed_before: float | None = None, pending_before: float | None = None,
+        runs_before: float | None = None, batch: int = PRUNE_BATCH
     ) -> PruneResult:
-        """Remove old closed and expired pending decisions, ``batch`` per transaction (see SqliteStore.prune)."""
-        closed = pending = 0
+        """Remove old closed and expired pending decisions and old run keys of
+        the model policy, ``batch`` per transaction (see SqliteStore.prune)."""
+        closed = pending = runs = 0
         if closed_before is not None:
-            closed = self._delete_batches("closed_at < %(cut)s", float(closed_before), batch)
+            closed = self._delete_batches("decisions", "id", "id", "closed_at < %(cut)s", float(closed_before), batch)
         if pending_before is not None:
-            pending = self._delete_batches("closed_at IS NULL AND made_at < %(cut)s", float(pending_before), batch)
-        return PruneResult(closed, pending)
+            pending = self._delete_batches("decisions", "id", "id", "closed_at IS NULL AND made_at < %(cut)s",
+                                           float(pending_before), batch)
+        if runs_before is not None:
+            # the horizon is committed before any key goes (see PostgresStore.record_exposure)
+            with self._errors(), self._conn.transaction():
+                self._raise_horizon(float(runs_before))
+            runs = self._delete_batches("survival_runs", "key", "recorded_at", "recorded_at < %(cut)s",
+                                        float(runs_before), batch)
+        return PruneResult(closed, pending, runs)
 
     def apply_retention(self, *, now: float | None = None) -> PruneResult:
-        closed_before, pending_before = self.retention.cutoffs(time.time() if now is None else now)
-        return self.prune(closed_before=closed_before, pending_before=pending_before)
+        at = time.time() if now is None else now
+        policy = self.retention
+        closed_before, pending_before = policy.cutoffs(at)
+        return self.prune(closed_before=closed_before, pending_before=pending_before, runs_before=policy.runs_cutoff(at))
 
     def export(self) -> dict[str, Any]:
         """The whole store as one JSON-able document (small stores; see :meth:`export_to`)."""
@@ -168,6 +180,8 @@ class PostgresWholeStore:
                                           " VALUES (%s, %s, %s, %s)", header.survival)
                 conn.cursor().executemany(f"INSERT INTO {_S}.survival_runs (key, recorded_at) VALUES (%s, %s)",
                                           header.survival_runs)
+                if header.survival_horizon is not None:
+                    store._raise_horizon(header.survival_horizon)
                 last = max(header.last_decision_id, int(issued))  # never reuse an id this store handed out
                 if last:
                     conn.execute("SELECT setval(%s, %s, true)", (_DECISIONS_SEQUENCE, last))
@@ -206,6 +220,7 @@ class PostgresWholeStore:
         conn.execute(f"DELETE FROM {_S}.recovery")
         conn.execute(f"DELETE FROM {_S}.survival")
         conn.execute(f"DELETE FROM {_S}.survival_runs")
+        conn.execute(f"DELETE FROM {_S}.settings WHERE key = %s", (HORIZON_SETTING,))  # see _sqlite.wipe
         conn.execute(f"UPDATE {_S}.reward_counts SET n = 0 WHERE n <> 0")
         conn.execute(f"UPDATE {_S}.agent SET config = %s, rewards_seen = %s WHERE id = 1", (config_text, rewards_seen))
 
@@ -219,6 +234,18 @@ class PostgresWholeStore:
             " ON CONFLICT (key) DO UPDATE SET value = excluded.value",
             (json.dumps(retention.to_dict(), sort_keys=True),),
         )
+
+    def _horizon(self) -> float | None:
+        """The survival horizon (:mod:`._survival`), None when no run key was ever pruned."""
+        row = self._conn.execute(f"SELECT value FROM {_S}.settings WHERE key = %s", (HORIZON_SETTING,)).fetchone()
+        return None if row is None else float(json.loads(row[0]))
+
+    def _raise_horizon(self, value: float) -> None:
+        """Set the survival horizon to ``value`` unless it is already later (it never goes back)."""
+        self._conn.execute(
+            f"INSERT INTO {_S}.settings AS s (key, value) VALUES (%s, %s) ON CONFLICT (key) DO UPDATE"
+            " SET value = excluded.value WHERE s.value::double precision < excluded.value::double precision",
+            (HORIZON_SETTING, json.dumps(value)))
 
     def _export_header(self) -> tuple[dict[str, Any], list[Any], list[Any]]:
         text, rewards_seen = self._agent_row()
@@ -235,6 +262,7 @@ class PostgresWholeStore:
                 f"SELECT hour, bucket, exposure, evictions FROM {_S}.survival ORDER BY 1, 2")],
             "survival_runs": [list(row) for row in self._conn.execute(
                 f'SELECT key, recorded_at FROM {_S}.survival_runs ORDER BY key COLLATE "C"')],
+            "survival_horizon": self._horizon(),
         }
         estimates = [[s, a, n, q, json.loads(w)] for s, a, n, q, w in self._conn.execute(
             f'SELECT state, action, n, q, "window" FROM {_S}.estimates ORDER BY 1, 2')]
@@ -247,11 +275,13 @@ class PostgresWholeStore:
         cursor.execute(f"SELECT {DECISION_COLUMNS} FROM {_S}.decisions ORDER BY id")
         yield from cursor
 
-    def _delete_batches(self, condition: str, cutoff: float, batch: int) -> int:
+    def _delete_batches(self, table: str, column: str, order: str, condition: str, cutoff: float, batch: int) -> int:
+        """Delete the rows of ``table`` (key ``column``) that meet ``condition``,
+        ``batch`` at a time in ``order`` (an indexed column)."""
         # the condition is repeated outside the subquery: a row that a record
         # changed meanwhile is re-checked under its lock (READ COMMITTED)
-        statement = (f"DELETE FROM {_S}.decisions WHERE id IN (SELECT id FROM {_S}.decisions WHERE {condition}"
-                     f" ORDER BY id LIMIT %(batch)s) AND {condition}")
+        statement = (f"DELETE FROM {_S}.{table} WHERE {column} IN (SELECT {column} FROM {_S}.{table} WHERE {condition}"
+                     f" ORDER BY {order} LIMIT %(batch)s) AND {condition}")
         removed = 0
         while True:
             with self._errors():

@@ -71,6 +71,9 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
                key TEXT PRIMARY KEY,
                recorded_at REAL NOT NULL) WITHOUT ROWID""",
     ),
+    # retention prunes survival_runs by age (agent.retention), a batch at a
+    # time: without this index every batch would scan all the keys
+    5: ("CREATE INDEX survival_runs_recorded ON survival_runs (recorded_at)",),
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

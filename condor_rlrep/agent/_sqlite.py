@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sqlite3
 import time
 
 from condor_rlrep.agent._schema import MIGRATIONS, SCHEMA_VERSION
+from condor_rlrep.agent._survival import HORIZON_SETTING
 from condor_rlrep.errors import StoreError
 
-__all__ = ["connect", "migrate", "wipe", "last_id", "set_last_id", "store_error", "remove_store_files"]
+__all__ = ["connect", "migrate", "wipe", "last_id", "set_last_id", "horizon", "raise_horizon", "store_error",
+           "remove_store_files"]
 
 
 def connect(path: str, busy_timeout: float) -> sqlite3.Connection:
@@ -42,6 +45,22 @@ def wipe(conn: sqlite3.Connection) -> None:
     conn.execute("DELETE FROM recovery")
     conn.execute("DELETE FROM survival")
     conn.execute("DELETE FROM survival_runs")
+    # no key is missing from an empty model: nothing recorded later can be a repeat
+    conn.execute("DELETE FROM settings WHERE key = ?", (HORIZON_SETTING,))
+
+
+def horizon(conn: sqlite3.Connection) -> float | None:
+    """The survival horizon (:mod:`._survival`), None when no run key was ever pruned."""
+    row = conn.execute("SELECT value FROM settings WHERE key = ?", (HORIZON_SETTING,)).fetchone()
+    return None if row is None else float(json.loads(row[0]))
+
+
+def raise_horizon(conn: sqlite3.Connection, value: float) -> None:
+    """Set the survival horizon to ``value`` unless it is already later (it never goes back)."""
+    current = horizon(conn)
+    if current is None or value > current:
+        conn.execute("INSERT INTO settings (key, value) VALUES (?, ?)"
+                     " ON CONFLICT (key) DO UPDATE SET value = excluded.value", (HORIZON_SETTING, json.dumps(value)))
 
 
 def last_id(conn: sqlite3.Connection) -> int:

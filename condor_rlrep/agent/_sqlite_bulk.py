@@ -93,28 +93,42 @@ class SqliteWholeStore:
             _store_retention(conn, retention)
 
     def prune(
-        self, *, closed_before: float | None = None, pending_before: float | None = None, batch: int = PRUNE_BATCH
+        self, *, closed_before: float | None = None, pending_before: float | None = None,
+        runs_before: float | None = None, batch: int = PRUNE_BATCH
     ) -> PruneResult:
-        """Remove closed decisions closed before ``closed_before`` and pending
-        ones made before ``pending_before`` (POSIX times). Estimates stay as
-        they are. Runs in transactions of ``batch`` decisions, so that hooks
-        keep working while a large history goes."""
-        closed = pending = 0
+        """Remove closed decisions closed before ``closed_before``, pending
+        ones made before ``pending_before`` and the model policy's run keys
+        recorded before ``runs_before`` (POSIX times). Estimates and the
+        survival model stay as they are. Runs in transactions of ``batch``
+        rows, so that hooks keep working while a large history goes."""
+        closed = pending = runs = 0
         if closed_before is not None:
             closed = self._delete_batches(
-                "SELECT id FROM decisions WHERE closed_at < ? ORDER BY id LIMIT ?", float(closed_before), batch
+                "DELETE FROM decisions WHERE id IN (SELECT id FROM decisions WHERE closed_at < ? ORDER BY id LIMIT ?)",
+                float(closed_before), batch,
             )
         if pending_before is not None:
             pending = self._delete_batches(
-                "SELECT id FROM decisions WHERE closed_at IS NULL AND made_at < ? ORDER BY id LIMIT ?",
-                float(pending_before), batch,
+                "DELETE FROM decisions WHERE id IN (SELECT id FROM decisions WHERE closed_at IS NULL AND made_at < ?"
+                " ORDER BY id LIMIT ?)", float(pending_before), batch,
             )
-        return PruneResult(closed, pending)
+        if runs_before is not None:
+            # the horizon first, in its own commit: from then on a repeat of
+            # any key about to go is refused (see .retention)
+            with self._write() as conn:
+                _sqlite.raise_horizon(conn, float(runs_before))
+            runs = self._delete_batches(
+                "DELETE FROM survival_runs WHERE key IN (SELECT key FROM survival_runs WHERE recorded_at < ?"
+                " ORDER BY recorded_at LIMIT ?)", float(runs_before), batch,
+            )
+        return PruneResult(closed, pending, runs)
 
     def apply_retention(self, *, now: float | None = None) -> PruneResult:
         """:meth:`prune` by the store's own :attr:`retention`."""
-        closed_before, pending_before = self.retention.cutoffs(time.time() if now is None else now)
-        return self.prune(closed_before=closed_before, pending_before=pending_before)
+        at = time.time() if now is None else now
+        policy = self.retention
+        closed_before, pending_before = policy.cutoffs(at)
+        return self.prune(closed_before=closed_before, pending_before=pending_before, runs_before=policy.runs_cutoff(at))
 
     def export(self) -> dict[str, Any]:
         """The whole store as one JSON-able document (small stores; see :meth:`export_to`)."""
@@ -193,6 +207,8 @@ class SqliteWholeStore:
                 conn.executemany("INSERT INTO survival (hour, bucket, exposure, evictions) VALUES (?, ?, ?, ?)",
                                  header.survival)
                 conn.executemany("INSERT INTO survival_runs (key, recorded_at) VALUES (?, ?)", header.survival_runs)
+                if header.survival_horizon is not None:
+                    _sqlite.raise_horizon(conn, header.survival_horizon)
                 # never below what this store already handed out: a late outcome
                 # of a replaced decision must not close an imported one
                 _sqlite.set_last_id(conn, max(header.last_decision_id, issued))
@@ -216,6 +232,7 @@ class SqliteWholeStore:
                 "SELECT hour, bucket, exposure, evictions FROM survival ORDER BY 1, 2")],
             "survival_runs": [list(row) for row in conn.execute(
                 "SELECT key, recorded_at FROM survival_runs ORDER BY 1")],
+            "survival_horizon": _sqlite.horizon(conn),
         }
         estimates = [
             [s, a, n, q, json.loads(w)]
@@ -224,11 +241,11 @@ class SqliteWholeStore:
         recovery = [[s, r] for s, r in conn.execute("SELECT state, remaining FROM recovery ORDER BY 1")]
         return header, estimates, recovery
 
-    def _delete_batches(self, select: str, cutoff: float, batch: int) -> int:
+    def _delete_batches(self, delete: str, cutoff: float, batch: int) -> int:
         removed = 0
         while True:
             with self._write() as conn:
-                count = conn.execute(f"DELETE FROM decisions WHERE id IN ({select})", (cutoff, batch)).rowcount
+                count = conn.execute(delete, (cutoff, batch)).rowcount
             removed += count
             if count < batch:
                 return removed

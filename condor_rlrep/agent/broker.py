@@ -25,7 +25,7 @@ import socket
 from dataclasses import asdict
 from typing import Any
 
-from condor_rlrep.errors import StoreError
+from condor_rlrep.errors import StaleExposureError, StoreError
 
 __all__ = ["StoreBroker", "BrokerClient", "connect"]
 
@@ -101,6 +101,8 @@ class StoreBroker:
                 if self._store is None:
                     self._store = self._open()
                 return {"ok": _call(self._store, request)}
+            except StaleExposureError as err:  # an answer about the request: the connection is fine
+                return {"error": str(err), "kind": "stale"}
             except StoreError as err:
                 self.errors += 1
                 self._drop()
@@ -158,7 +160,7 @@ def _call(store: Any, request: dict[str, Any]) -> Any:
         return [list(cell) for cell in store.survival_cells()]
     if op == "record_exposure":
         return bool(store.record_exposure(str(args["key"]), args["cells"],
-                                          **({"now": float(args["now"])} if args.get("now") is not None else {})))
+                                          **{k: float(args[k]) for k in ("now", "ran_until") if args.get(k) is not None}))
     raise ValueError(f"unknown operation {op!r}")
 
 
@@ -181,6 +183,8 @@ class BrokerClient:
             raise StoreError(f"{self.location}: store broker closed the connection")
         answer = json.loads(line)
         if "error" in answer:
+            if answer.get("kind") == "stale":  # already names the store
+                raise StaleExposureError(str(answer["error"]))
             raise StoreError(f"{self.location}: {answer['error']}")
         return answer["ok"]
 
@@ -210,8 +214,10 @@ class BrokerClient:
     def survival_cells(self) -> list[tuple[int, int, float, float]]:
         return [tuple(cell) for cell in self._ask("survival_cells")]  # type: ignore[misc]
 
-    def record_exposure(self, key: str, cells: Any, *, now: float | None = None) -> bool:
-        return bool(self._ask("record_exposure", key=key, cells=[list(c) for c in cells], now=now))
+    def record_exposure(self, key: str, cells: Any, *, now: float | None = None,
+                        ran_until: float | None = None) -> bool:
+        return bool(self._ask("record_exposure", key=key, cells=[list(c) for c in cells], now=now,
+                              ran_until=ran_until))
 
     def close(self) -> None:
         try:

@@ -114,6 +114,14 @@ class StoreStats:
     """ε of a state not recovering from drift (ε-greedy)."""
     states_recovering: int
     last_decision_id: int
+    survival_cells: int = 0
+    """Cells of the model policy's survival model (never pruned)."""
+    survival_runs: int = 0
+    """Keys of node attempts the model has counted (a repeated POST counts
+    once); pruned with closed decisions (:mod:`.retention`)."""
+    survival_horizon: float | None = None
+    """Runs that ended before this are no longer counted (their keys may be
+    pruned); None: no key was ever pruned."""
 
 
 class AgentStore(Protocol):
@@ -155,8 +163,11 @@ class AgentStore(Protocol):
         idle bucket (-1: unknown), exposure seconds, owner evictions)``."""
         ...
 
-    def record_exposure(self, key: str, cells: Any, *, now: float | None = None) -> bool:
-        """Add one node attempt's cells under ``key`` once (False: already added)."""
+    def record_exposure(self, key: str, cells: Any, *, now: float | None = None,
+                        ran_until: float | None = None) -> bool:
+        """Add one node attempt's cells under ``key`` once (False: already
+        added); with ``ran_until`` (when its last run ended), an unknown key
+        older than the survival horizon is refused (StaleExposureError)."""
         ...
 
     def stats(self) -> StoreStats: ...
@@ -177,7 +188,8 @@ class AgentStore(Protocol):
     def set_retention(self, retention: Retention) -> None: ...
 
     def prune(
-        self, *, closed_before: float | None = None, pending_before: float | None = None, batch: int = ...
+        self, *, closed_before: float | None = None, pending_before: float | None = None,
+        runs_before: float | None = None, batch: int = ...
     ) -> PruneResult: ...
 
     def apply_retention(self, *, now: float | None = None) -> PruneResult: ...

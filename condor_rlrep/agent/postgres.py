@@ -285,18 +285,29 @@ class PostgresStore(PostgresWholeStore, PostgresSession):
                 f"SELECT hour, bucket, exposure, evictions FROM {_S}.survival ORDER BY 1, 2").fetchall()
         return [tuple(row) for row in rows]
 
-    def record_exposure(self, key: str, cells: Any, *, now: float | None = None) -> bool:
+    def record_exposure(self, key: str, cells: Any, *, now: float | None = None,
+                        ran_until: float | None = None) -> bool:
         """Add one node attempt's cells under ``key``, once (see SqliteStore):
-        one transaction; the key's unique index orders concurrent duplicates."""
-        from condor_rlrep.agent._survival import check_cells, check_key
+        one transaction; the key's unique index orders concurrent duplicates.
+
+        The horizon is read after the key is in: a prune commits the horizon
+        before it deletes a key, so once the key's insert no longer finds a
+        pruned key in the way, the statement after it sees the horizon that
+        refuses its repeat (READ COMMITTED: each statement its own snapshot)."""
+        from condor_rlrep.agent._survival import check_cells, check_key, check_time, stale
 
         key, rows = check_key(key), check_cells(cells)
+        until = None if ran_until is None else check_time(ran_until, "ran_until")
         with self._errors(), self._conn.transaction():
             fresh = self._conn.execute(
                 f"INSERT INTO {_S}.survival_runs (key, recorded_at) VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING 1",
                 (key, time.time() if now is None else float(now))).fetchone()
             if fresh is None:
                 return False
+            if until is not None:
+                horizon = self._horizon()
+                if horizon is not None and until < horizon:
+                    raise stale(self.location, key, until, horizon)  # the transaction rolls the key back
             self._conn.cursor().executemany(
                 f"INSERT INTO {_S}.survival AS s (hour, bucket, exposure, evictions) VALUES (%s, %s, %s, %s)"
                 " ON CONFLICT (hour, bucket) DO UPDATE SET exposure = s.exposure + excluded.exposure,"
@@ -335,6 +346,9 @@ class PostgresStore(PostgresWholeStore, PostgresSession):
             total, closed = self._conn.execute(f"SELECT COUNT(*), COUNT(reward) FROM {_S}.decisions").fetchone()
             recovering = self._conn.execute(f"SELECT COUNT(*) FROM {_S}.recovery WHERE remaining > 0").fetchone()[0]
             last_id = self._conn.execute(_LAST_ID).fetchone()[0]
+            cells, runs = self._conn.execute(
+                f"SELECT (SELECT COUNT(*) FROM {_S}.survival), (SELECT COUNT(*) FROM {_S}.survival_runs)").fetchone()
+            horizon = self._horizon()
         config = self._parse_config(text)[0]
         return StoreStats(
             path=self.location,
@@ -348,6 +362,9 @@ class PostgresStore(PostgresWholeStore, PostgresSession):
             epsilon=epsilon(config, rewards_seen, False),
             states_recovering=recovering,
             last_decision_id=int(last_id),
+            survival_cells=int(cells),
+            survival_runs=int(runs),
+            survival_horizon=horizon,
         )
 
     def load_agent(self, *, rng: Any = None) -> Agent:

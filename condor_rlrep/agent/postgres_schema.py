@@ -80,6 +80,7 @@ MIGRATIONS: dict[int, tuple[str, ...]] = {
                key text PRIMARY KEY,
                recorded_at double precision NOT NULL)""",
     ),
+    5: (f"CREATE INDEX survival_runs_recorded ON {SCHEMA}.survival_runs (recorded_at)",),
 }
 
 SCHEMA_VERSION = max(MIGRATIONS)

@@ -10,6 +10,27 @@ whose node never ran: it will never be closed, so it expires. ``None``
 keeps them forever (the default for both: what to forget is the pool
 admin's call). A late outcome for a pruned or expired decision is refused
 like any unknown id.
+
+The ``model:R`` policy's survival model (table ``survival``) is a fold of
+every run recorded, like the estimates, and is never pruned. What goes is
+its idempotency memory: ``survival_runs`` keeps the key of every node
+attempt already counted, so that a POST run twice counts once. Those keys
+are pruned with closed decisions, but never sooner than the pending expiry
+(:meth:`Retention.runs_cutoff`): a POST may legitimately arrive as late as
+a pending decision may wait for its outcome, and its key must still be
+there to make a repeat a no-op.
+
+A *very* late repeat (DAGMan's recovery mode rerunning a POST weeks later,
+a spooled update flushed by a rescue DAG long after) would find its key
+gone and, if the store took it, count the same runs twice. It does not:
+a prune first raises the store's *survival horizon* to its cutoff, and
+:meth:`record_exposure` refuses (:class:`~condor_rlrep.errors.StaleExposureError`)
+an unknown key whose runs ended before the horizon. That is exact, not a
+heuristic: a pruned key was recorded before the cutoff, after its runs had
+ended (POST runs once the node's jobs left the queue, on the clock that
+wrote their events), so any repeat of it ran until before the horizon. The
+price is that a first update that old is not counted either (the hook logs
+it); the window above makes that as rare as a decision that expires.
 """
 
 from __future__ import annotations
@@ -51,6 +72,20 @@ class Retention:
         """(closed before, made before) for a prune at ``now``."""
         return (None if self.closed is None else now - self.closed, None if self.pending is None else now - self.pending)
 
+    def runs_window(self) -> float | None:
+        """Seconds the model's run keys are kept after recording: the
+        closed-decision window, never shorter than the pending expiry (see
+        the module's notes); None (forever) while closed decisions are kept
+        forever."""
+        if self.closed is None:
+            return None
+        return max(self.closed, self.pending or 0.0)
+
+    def runs_cutoff(self, now: float) -> float | None:
+        """Run keys recorded before this are pruned at ``now`` (None: none are)."""
+        window = self.runs_window()
+        return None if window is None else now - window
+
     def to_dict(self) -> dict[str, float | None]:
         return {"closed": self.closed, "pending": self.pending}
 
@@ -63,7 +98,10 @@ class Retention:
     def describe(self) -> str:
         closed = "kept forever" if self.closed is None else f"pruned {format_duration(self.closed)} after closing"
         pending = "kept forever" if self.pending is None else f"expire {format_duration(self.pending)} after deciding"
-        return f"closed decisions {closed}; pending decisions {pending}"
+        window = self.runs_window()
+        runs = "kept forever" if window is None else f"pruned {format_duration(window)} after recording"
+        return (f"closed decisions {closed}; pending decisions {pending}; the model policy's run keys {runs}"
+                " (its survival model is never pruned)")
 
 
 @dataclass(frozen=True)
@@ -72,6 +110,9 @@ class PruneResult:
     """Closed decisions removed."""
     pending: int
     """Pending decisions expired (removed)."""
+    runs: int = 0
+    """Keys of node attempts the model policy counted, removed (``survival_runs``;
+    the survival model itself is kept)."""
 
 
 def parse_duration(text: str) -> float:

@@ -241,17 +241,29 @@ class SqliteStore(SqliteWholeStore):
             return [tuple(row) for row in conn.execute(  # type: ignore[misc]
                 "SELECT hour, bucket, exposure, evictions FROM survival ORDER BY 1, 2")]
 
-    def record_exposure(self, key: str, cells: Any, *, now: float | None = None) -> bool:
+    def record_exposure(self, key: str, cells: Any, *, now: float | None = None,
+                        ran_until: float | None = None) -> bool:
         """Add one node attempt's cells under ``key``, once: False (nothing
-        added) when ``key`` was recorded before. One transaction."""
-        from condor_rlrep.agent._survival import check_cells, check_key
+        added) when ``key`` was recorded before. One transaction.
+
+        ``ran_until``: when the attempt's last run ended. An unknown key
+        whose runs ended before the store's survival horizon is refused
+        (:class:`~condor_rlrep.errors.StaleExposureError`): its key may
+        have been pruned (:mod:`.retention`). Callers that may repeat an
+        update (the hooks) pass it."""
+        from condor_rlrep.agent._survival import check_cells, check_key, check_time, stale
 
         key, rows = check_key(key), check_cells(cells)
+        until = None if ran_until is None else check_time(ran_until, "ran_until")
         with self._write() as conn:
             fresh = conn.execute("INSERT INTO survival_runs (key, recorded_at) VALUES (?, ?) ON CONFLICT DO NOTHING",
                                  (key, time.time() if now is None else float(now))).rowcount
             if not fresh:
                 return False
+            if until is not None:
+                horizon = _sqlite.horizon(conn)
+                if horizon is not None and until < horizon:
+                    raise stale(self.path, key, until, horizon)  # rolls the key back
             conn.executemany(
                 "INSERT INTO survival (hour, bucket, exposure, evictions) VALUES (?, ?, ?, ?)"
                 " ON CONFLICT (hour, bucket) DO UPDATE SET exposure = exposure + excluded.exposure,"
@@ -286,6 +298,9 @@ class SqliteStore(SqliteWholeStore):
             total, closed = conn.execute("SELECT COUNT(*), COUNT(reward) FROM decisions").fetchone()
             recovering = conn.execute("SELECT COUNT(*) FROM recovery WHERE remaining > 0").fetchone()[0]
             last_id = _sqlite.last_id(conn)
+            cells, runs = conn.execute("SELECT (SELECT COUNT(*) FROM survival), (SELECT COUNT(*) FROM survival_runs)"
+                                       ).fetchone()
+            horizon = _sqlite.horizon(conn)
         return StoreStats(
             path=self.path,
             schema_version=SCHEMA_VERSION,
@@ -298,6 +313,9 @@ class SqliteStore(SqliteWholeStore):
             epsilon=epsilon(config, rewards_seen, False),
             states_recovering=recovering,
             last_decision_id=last_id,
+            survival_cells=cells,
+            survival_runs=runs,
+            survival_horizon=horizon,
         )
 
     def load_agent(self, *, rng: Any = None) -> Agent:

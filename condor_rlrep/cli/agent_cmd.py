@@ -264,14 +264,26 @@ def _plot(path: str, cells: list[list[dict[str, Any]]], labels: list[str], max_r
 @_store_option
 @json_option("Print the counts as one JSON object.")
 def stats(store_path: str | None, as_json: bool) -> None:
-    """Decisions, outcomes, pending decisions and epsilon now."""
+    """Decisions, outcomes, pending decisions and epsilon now, and what the
+    model:R policy's survival model holds (`agent prune` removes old
+    decisions and the model's old run keys, never its cells or the estimates)."""
     with backends.open_store(_path(store_path)) as store:
         result = asdict(store.stats())
     if as_json:
         emit_json(result)
         return
+    model = {"survival_cells", "survival_runs", "survival_horizon"}
     for key, value in result.items():
-        click.echo(f"{key.replace('_', ' ')}: {value}")
+        if key not in model:
+            click.echo(f"{key.replace('_', ' ')}: {value}")
+    click.echo(f"survival cells: {result['survival_cells']} (the model policy's exposure and evictions per hour"
+               " of week and idle bucket; never pruned)")
+    click.echo(f"survival runs: {result['survival_runs']} (keys of the node attempts counted, so that a"
+               " repeated POST counts once; pruned with closed decisions, never before the pending expiry)")
+    horizon = result["survival_horizon"]
+    click.echo("survival horizon: none (no run key pruned yet)" if horizon is None else
+               f"survival horizon: {_when(horizon)} (runs that ended before it are no longer counted:"
+               " their keys may be pruned)")
 
 
 @agent.command()
@@ -349,12 +361,20 @@ def _when(timestamp: float) -> str:
 @agent.command()
 @_store_option
 @click.option("--older-than", "closed_age", default=None, metavar="AGE",
-              help="Remove closed decisions whose outcome is older than AGE (90d, 12h, 30m, seconds).")
+              help="Remove closed decisions whose outcome is older than AGE (90d, 12h, 30m, seconds), and the"
+                   " model:R policy's run keys recorded before AGE, or before the pending expiry if that is longer.")
 @click.option("--pending-older-than", "pending_age", default=None, metavar="AGE",
               help="Expire pending decisions made more than AGE ago (their PRE died or their node never ran).")
 @json_option("Print what was removed as one JSON object.")
 def prune(store_path: str | None, closed_age: str | None, pending_age: str | None, as_json: bool) -> None:
-    """Forget old history; the learned estimates are kept.
+    """Forget old history; what was learnt is kept.
+
+    Removes old closed decisions, expires old pending ones, and removes the
+    model:R policy's old run keys (`survival_runs`: which node attempts its
+    survival model has counted, so that a repeated POST counts once). The
+    agent's estimates and the survival model itself are never pruned. A
+    model update whose runs ended before the pruned keys' window is no
+    longer counted (the store cannot tell it from a repeat); see `agent stats`.
 
     Without options, applies the store's retention policy (`agent retention`).
     """
@@ -367,19 +387,24 @@ def prune(store_path: str | None, closed_age: str | None, pending_age: str | Non
             raise click.UsageError("nothing to prune: give --older-than / --pending-older-than,"
                                    " or set a policy with `condor-rlrep agent retention`")
         closed_before, pending_before = policy.cutoffs(now)
-        result = store.prune(closed_before=closed_before, pending_before=pending_before)
+        runs_before = policy.runs_cutoff(now)
+        result = store.prune(closed_before=closed_before, pending_before=pending_before, runs_before=runs_before)
         left = store.stats()
     if as_json:
         emit_json({**asdict(result), "closed_before": closed_before, "pending_before": pending_before,
-                   "decisions_left": left.decisions})
+                   "runs_before": runs_before, "decisions_left": left.decisions,
+                   "survival_runs_left": left.survival_runs})
         return
     parts = []
     if closed_before is not None:
         parts.append(f"{result.closed} closed decision(s) closed before {_when(closed_before)}")
     if pending_before is not None:
         parts.append(f"{result.pending} pending decision(s) made before {_when(pending_before)}")
-    click.echo(f"removed {' and '.join(parts)} from {_name(path)}; {left.decisions} decision(s) left,"
-               " estimates unchanged")
+    if runs_before is not None:
+        parts.append(f"{result.runs} model run key(s) recorded before {_when(runs_before)}")
+    removed = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+    click.echo(f"removed {removed} from {_name(path)}; {left.decisions} decision(s) left,"
+               f" {left.survival_runs} model run key(s) left; estimates and survival model unchanged")
 
 
 @agent.command()

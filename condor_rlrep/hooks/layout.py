@@ -17,8 +17,9 @@
   checked by :func:`.runstate.check_node_state` when read)
 * ``run.json``          – the DAG run: s(W) and the DAGMan ids that shared it
 * ``cache/``            – graph + plan per DAG file content (:mod:`.cache`)
-* ``spool/``            – outcomes not yet in the store (store unavailable), each
-  with the store and decision identity it belongs to
+* ``spool/``            – outcomes and model updates not yet in the store (store
+  unavailable), each with the store (and decision identity, or node attempt key)
+  it belongs to
 * ``reaper.sub``        – the SERVICE node running the reaper
 
 Node names become file names through :func:`node_file_stem` (injective).

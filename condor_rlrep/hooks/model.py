@@ -13,7 +13,10 @@ seconds as exposure at the hour of the week it started and the idle bucket
 of its machine (``KeyboardIdle`` at the match; unknown where no log has
 it); a run evicted by its owner or a vacate is an event; success,
 failure, removal (a surplus replica) and a run still open are censored.
-The store keeps the attempt's key, so a POST run twice counts once.
+The store keeps the attempt's key, so a POST run twice counts once. When
+the store cannot take the update, POST spools the attempt's runs
+(:func:`runs_of`) and a later POST of the run records them into the same
+store (:func:`condor_rlrep.hooks.post.flush_spool`, :func:`record_runs`).
 
 Where ``KeyboardIdle`` comes from: the replica description asks HTCondor
 to copy the machine's ``KeyboardIdle`` into the job ad at each match and
@@ -27,7 +30,7 @@ size, and POST reads the 028 events of the node's cluster from there.
 
 Everything here fails open like the rest of the hooks: a store or model
 that cannot be read gives one replica, and a model that cannot be updated
-leaves the node's verdict alone.
+leaves the node's verdict alone (the update waits in the spool).
 """
 
 from __future__ import annotations
@@ -38,7 +41,8 @@ from typing import Any
 
 from condor_rlrep.condor.eventlog import KEYBOARD_IDLE_ATTR
 
-__all__ = ["SUBMIT_LINES", "decide", "exposure_cells", "record_key", "load_model"]
+__all__ = ["SUBMIT_LINES", "decide", "exposure_cells", "runs_of", "cells_of", "check_runs", "record_runs", "record",
+           "record_key", "load_model"]
 
 SUBMIT_LINES = (
     # appended to the user's lists (a self-reference expands their value)
@@ -125,39 +129,98 @@ def record_key(dag: str, run_id: Any, node: str, retry: Any, cluster: int) -> st
     return f"{dag}|{run_id}|{node}|{retry}|{cluster}"
 
 
-def exposure_cells(invocations: Iterable[Any], keyboard_idle: Mapping[tuple[int, float], float],
-                   hour_of_week: Any, bucket_of: Any) -> list[list[float]]:
-    """The cells ``[hour, bucket (-1 unknown), seconds, evictions]`` of a
-    node attempt's invocations, summed per cell."""
-    from condor_rlrep.survival import UNKNOWN_BUCKET
-
-    cells: dict[tuple[int, int], list[float]] = {}
+def runs_of(invocations: Iterable[Any], keyboard_idle: Mapping[tuple[int, float], float]) -> list[dict[str, Any]]:
+    """A node attempt's finished runs, each with its machine's ``KeyboardIdle``
+    (None: not logged): everything its cells are made of but the store's
+    hour of the week, as JSON (what a spooled model update holds)."""
+    runs = []
     for inv in invocations:
         if inv.start is None or inv.end is None:
             continue
         idle = keyboard_idle.get((inv.replica, inv.start))
+        runs.append({"replica": int(inv.replica), "start": float(inv.start), "end": float(inv.end),
+                     "ended_by": str(inv.ended_by), "keyboard_idle": None if idle is None else float(idle)})
+    return runs
+
+
+def cells_of(runs: Iterable[Mapping[str, Any]], hour_of_week: Any, bucket_of: Any) -> list[list[float]]:
+    """The cells ``[hour, bucket (-1 unknown), seconds, evictions]`` of
+    :func:`runs_of`'s runs, summed per cell."""
+    from condor_rlrep.survival import UNKNOWN_BUCKET
+
+    cells: dict[tuple[int, int], list[float]] = {}
+    for run in runs:
+        idle = run["keyboard_idle"]
         bucket = UNKNOWN_BUCKET if idle is None else bucket_of(idle)
-        cell = cells.setdefault((hour_of_week(inv.start), bucket), [0.0, 0.0])
-        cell[0] += max(0.0, float(inv.end) - float(inv.start))
-        if inv.ended_by == "evicted":
+        cell = cells.setdefault((hour_of_week(run["start"]), bucket), [0.0, 0.0])
+        cell[0] += max(0.0, run["end"] - run["start"])
+        if run["ended_by"] == "evicted":
             cell[1] += 1.0
     return [[hour, bucket, seconds, events] for (hour, bucket), (seconds, events) in sorted(cells.items())]
 
 
-def record(store: Any, key: str, history: Any, keyboard_idle: Mapping[tuple[int, float], float] | None = None) -> str:
-    """POST's update of the model from the rebuilt cluster (``keyboard_idle``:
-    from the job's log, else the node log's); what was done."""
+def exposure_cells(invocations: Iterable[Any], keyboard_idle: Mapping[tuple[int, float], float],
+                   hour_of_week: Any, bucket_of: Any) -> list[list[float]]:
+    """The cells ``[hour, bucket (-1 unknown), seconds, evictions]`` of a
+    node attempt's invocations, summed per cell."""
+    return cells_of(runs_of(invocations, keyboard_idle), hour_of_week, bucket_of)
+
+
+def check_runs(runs: Any, path: str) -> list[dict[str, Any]]:
+    """Runs read back from the file ``path`` (a spooled update), each checked;
+    :class:`~condor_rlrep.errors.InputError` naming the file and the entry at fault."""
+    import math
+
+    from condor_rlrep.errors import InputError
+
+    if not isinstance(runs, list) or not runs:
+        raise InputError("runs: must be a non-empty list", path=path)
+    checked = []
+    for i, run in enumerate(runs):
+        at = f"runs[{i}]"
+        if not isinstance(run, dict):
+            raise InputError(f"{at}: expected an object", path=path)
+        values = {}
+        for name in ("start", "end", "keyboard_idle"):
+            value = run.get(name)
+            if value is None and name == "keyboard_idle":
+                values[name] = None
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise InputError(f"{at}.{name}: must be a finite number; got {value!r}", path=path)
+            values[name] = float(value)
+        if values["end"] < values["start"]:
+            raise InputError(f"{at}: ends before it starts", path=path)
+        if not isinstance(run.get("ended_by"), str):
+            raise InputError(f"{at}.ended_by: must be a string; got {run.get('ended_by')!r}", path=path)
+        if isinstance(run.get("replica"), bool) or not isinstance(run.get("replica"), int):
+            raise InputError(f"{at}.replica: must be an integer; got {run.get('replica')!r}", path=path)
+        checked.append({"replica": run["replica"], **values, "ended_by": run["ended_by"]})
+    return checked
+
+
+def record_runs(store: Any, key: str, runs: list[dict[str, Any]], *, now: float | None = None) -> str:
+    """Add a node attempt's runs to ``store``'s model under ``key`` (its
+    cells binned by the store's own time zone); what was done.
+
+    Raises :class:`~condor_rlrep.errors.StaleExposureError` when the runs
+    ended before the store's survival horizon and the key is unknown."""
     from condor_rlrep.agent.state import StateSpace
     from condor_rlrep.survival import SurvivalModel
 
     space = StateSpace.from_config(store.config)
-    idle = {**history.keyboard_idle, **(keyboard_idle or {})}
-    cells = exposure_cells(history.invocations, idle, space.hour_of_week, SurvivalModel().bucket)
+    cells = cells_of(runs, space.hour_of_week, SurvivalModel().bucket)
     if not cells:
         return "model: no run to learn from"
-    fresh = store.record_exposure(key, cells)
+    fresh = store.record_exposure(key, cells, now=now, ran_until=max(run["end"] for run in runs))
     seconds = sum(c[2] for c in cells)
     events = int(sum(c[3] for c in cells))
     known = sum(1 for c in cells if c[1] >= 0)
     what = f"model: {seconds:.0f}s exposure, {events} eviction(s) in {len(cells)} cell(s) ({known} with KeyboardIdle)"
     return what + ("" if fresh else " already counted")
+
+
+def record(store: Any, key: str, history: Any, keyboard_idle: Mapping[tuple[int, float], float] | None = None) -> str:
+    """POST's update of the model from the rebuilt cluster (``keyboard_idle``:
+    from the job's log, else the node log's); what was done."""
+    return record_runs(store, key, runs_of(history.invocations, {**history.keyboard_idle, **(keyboard_idle or {})}))

@@ -12,9 +12,11 @@ and give DAGMan the exit code it would have seen without replicas.
    record): DAGMan's ``$RETURN``, the single proc's own result.
 2. *Bookkeeping*: :func:`condor_rlrep.outcome.evaluate` on the rebuilt
    invocations (the simulator's function), ``record_outcome`` in the store
-   (idempotent: a rerun POST counts once). If the store cannot take it, the
-   outcome is spooled to ``<ctx>/spool/`` and flushed by a later POST: a
-   recorded outcome is never lost. Bookkeeping errors never change the verdict.
+   (idempotent: a rerun POST counts once); under ``model:R`` the runs go into
+   the store's survival model instead (idempotent per node attempt). If the
+   store cannot take them, the outcome or the runs are spooled to
+   ``<ctx>/spool/`` and flushed into the same store by a later POST (or the
+   reaper): nothing recorded is lost. Bookkeeping errors never change the verdict.
 3. The user's own POST (after ``--``) runs last and its exit code decides. On
    a replicated node that succeeded, the argument positions that held
    ``$RETURN``/``$SUCCESS`` (``--user-return-at``/``--user-success-at``) are
@@ -36,6 +38,9 @@ from condor_rlrep.hooks.failopen import describe, fallback_post_code
 from condor_rlrep.hooks.hooklog import HookLog
 
 __all__ = ["run_post", "flush_spool", "close_orphaned", "close_undecided"]
+
+MODEL_ENTRY = "model"
+"""``kind`` of a spooled model update (an outcome's entry has no kind)."""
 
 
 def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -> int:
@@ -344,16 +349,13 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
 
 
 def _record_model(context: str, settings: Any, state: dict[str, Any], history: Any) -> str:
-    """model:R: the attempt's runs into the store's survival model (never raises)."""
-    from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+    """model:R: the attempt's runs into the store's survival model, or into
+    the spool when the store cannot take them (never raises)."""
     from condor_rlrep.hooks import model as model_path
-    from condor_rlrep.hooks.layout import broker_socket
-    from condor_rlrep.hooks.pre import DEFAULT_STORE_TIMEOUT
 
-    key = model_path.record_key(str(settings.dag), state.get("run_id"), str(state.get("node")), state.get("retry"),
-                                history.cluster)
     try:
-        timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
+        key = model_path.record_key(str(settings.dag), state.get("run_id"), str(state.get("node")),
+                                    state.get("retry"), history.cluster)
         model = state["model"]
         idle, note = None, ""
         if model.get("job_log"):
@@ -362,11 +364,64 @@ def _record_model(context: str, settings: Any, state: dict[str, Any], history: A
                                                      history.cluster)
             except Exception as err:  # the runs still count, their idle bucket unknown
                 note = f" (job log unreadable: {describe(err)})"
-        with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
-                        broker=broker_socket(context)) as store:
-            return model_path.record(store, key, history, idle) + note
+        runs = model_path.runs_of(history.invocations, {**history.keyboard_idle, **(idle or {})})
     except Exception as err:
         return f"model NOT updated: {describe(err)}"
+    if not runs:
+        return "model: no run to learn from" + note
+    from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+    from condor_rlrep.errors import StaleExposureError
+    from condor_rlrep.hooks.layout import broker_socket
+    from condor_rlrep.hooks.pre import DEFAULT_STORE_TIMEOUT
+
+    store_spec = str(settings.store or "")
+    try:
+        timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
+        with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
+                        broker=broker_socket(context)) as store:
+            done = model_path.record_runs(store, key, runs) + note
+            flushed, kept = flush_spool(context, store, store_spec)
+    except StaleExposureError as err:
+        # the store will refuse these runs whenever they come: a spool entry would only wait forever
+        return f"model NOT updated: {describe(err)}"
+    except Exception as err:
+        try:
+            name = _spool_model(context, store_spec, key, runs, describe(err))
+        except Exception as spool_err:
+            return f"model NOT updated: {describe(err)}; NOT spooled either: {describe(spool_err)}"
+        return f"model update spooled in spool/{name} ({describe(err)}){note}"
+    if flushed:
+        done += f"; {flushed} spooled update(s) flushed"
+    if kept:
+        done += f"; {'; '.join(kept[:3])}"
+    return done
+
+
+def _spool_model(context: str, store_spec: str, key: str, runs: list[dict[str, Any]], why: str) -> str:
+    """Keep a model update the store could not take; the entry's file name.
+
+    The entry holds the runs (start, end, how each ended, its machine's
+    ``KeyboardIdle``), not their cells: a cell's hour of the week depends
+    on the store's time zone, which a POST that cannot reach the store
+    cannot read. The flush bins them with the config of the store it
+    writes to, exactly as a direct record would have, so that every cell
+    of a store is binned one way (a store's config changes only with a
+    reset, which empties the model too). The entry belongs to ``store_spec``
+    only; ``key`` makes a second flush of it a no-op in that store.
+    """
+    import hashlib
+
+    from condor_rlrep.atomic import write_atomic
+    from condor_rlrep.hooks.runstate import PRIVATE
+
+    directory = os.path.join(context, "spool")
+    os.makedirs(directory, exist_ok=True)
+    # one file per node attempt: a POST rerun while the store is still away rewrites the same entry
+    name = f"model-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+    document = {"kind": MODEL_ENTRY, "store": store_spec, "key": key, "runs": runs, "spooled_at": time.time(),
+                "why": why}
+    write_atomic(os.path.join(directory, name), json.dumps(document, sort_keys=True), mode=PRIVATE, fixed_tmp=True)
+    return name
 
 
 def decision_identity(settings: Any, state: dict[str, Any]) -> dict[str, Any]:
@@ -389,20 +444,25 @@ def _spool(context: str, decision_id: int, store_path: str, identity: dict[str, 
 
 
 def flush_spool(context: str, store: Any, store_spec: str) -> tuple[int, list[str]]:
-    """Record spooled outcomes that belong to ``store`` (opened from
-    ``store_spec``); returns how many were flushed and why others stayed.
+    """Record spooled outcomes and model updates that belong to ``store``
+    (opened from ``store_spec``); returns how many were flushed and why
+    others stayed. Never raises.
 
-    An outcome belongs to the store it was spooled for (same spec) and to
-    the decision that store holds under its id (same DAG, node, run and
-    attempt). A spooled outcome the store already holds (identically) is
-    just removed; one it refuses, or that belongs elsewhere, stays in the
-    spool for a human to look at — it never closes an unrelated decision.
+    An entry belongs to the store it was spooled for (same spec). An
+    outcome belongs, moreover, to the decision that store holds under its
+    id (same DAG, node, run and attempt); a model update to no decision (its
+    key names the node attempt, and makes a repeat a no-op). An entry the
+    store already holds (identically) is just removed; one it refuses, or
+    that belongs elsewhere, or that cannot be read, stays in the spool for
+    a human to look at — it never closes an unrelated decision.
     """
     directory = os.path.join(context, "spool")
     try:
         names = sorted(n for n in os.listdir(directory) if n.endswith(".json") and not n.startswith("."))
     except FileNotFoundError:
         return 0, []
+    except OSError as err:
+        return 0, [f"spool unreadable ({describe(err)})"]
     done = 0
     kept: list[str] = []
     for name in names:
@@ -410,22 +470,55 @@ def flush_spool(context: str, store: Any, store_spec: str) -> tuple[int, list[st
         try:
             with open(path, encoding="utf-8") as handle:
                 document = json.load(handle)
-            decision_id, outcome = int(document["decision_id"]), document["outcome"]
-            identity = document.get("identity")
-            if str(document.get("store")) != str(store_spec) or not isinstance(identity, dict):
-                kept.append(f"spool/{name} is for store {document.get('store')!r}: left there")
-                continue
-            record = store.decision(decision_id)
-            if any(record.context.get(key) != value for key, value in identity.items()):
-                kept.append(f"spool/{name}: decision {decision_id} of this store is another node's or run's: left there")
-                continue
-            store.record(decision_id, float(outcome["reward"]), outcome)
+            if not isinstance(document, dict):
+                raise ValueError("not a JSON object")
+            if document.get("kind") == MODEL_ENTRY:
+                left = _flush_model(store, store_spec, path, document)
+            else:  # an outcome (entries written before model updates were spooled have no kind)
+                left = _flush_outcome(store, store_spec, path, document)
         except Exception as err:
             kept.append(f"spool/{name} not flushed ({describe(err)})")
             continue
-        os.unlink(path)
+        if left is not None:
+            kept.append(left)
+            continue
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            continue  # a concurrent POST flushed it too (the store counted it once) and removed it first
+        except OSError as err:
+            kept.append(f"spool/{name} recorded but not removed ({describe(err)}); a later flush is a no-op")
+            continue
         done += 1
     return done, kept
+
+
+def _flush_outcome(store: Any, store_spec: str, path: str, document: dict[str, Any]) -> str | None:
+    """Record one spooled outcome; None when done, else why it stays."""
+    name = os.path.basename(path)
+    decision_id, outcome = int(document["decision_id"]), document["outcome"]
+    identity = document.get("identity")
+    if str(document.get("store")) != str(store_spec) or not isinstance(identity, dict):
+        return f"spool/{name} is for store {document.get('store')!r}: left there"
+    record = store.decision(decision_id)
+    if any(record.context.get(key) != value for key, value in identity.items()):
+        return f"spool/{name}: decision {decision_id} of this store is another node's or run's: left there"
+    store.record(decision_id, float(outcome["reward"]), outcome)
+    return None
+
+
+def _flush_model(store: Any, store_spec: str, path: str, document: dict[str, Any]) -> str | None:
+    """Record one spooled model update; None when done (or already counted), else why it stays."""
+    from condor_rlrep.errors import InputError
+    from condor_rlrep.hooks.model import check_runs, record_runs
+
+    if str(document.get("store")) != str(store_spec):
+        return f"spool/{os.path.basename(path)} is for store {document.get('store')!r}: left there"
+    key = document.get("key")
+    if not isinstance(key, str) or not key:
+        raise InputError(f"key: must be a non-empty string; got {key!r}", path=path)
+    record_runs(store, key, check_runs(document.get("runs"), path))
+    return None
 
 
 def close_undecided(settings: Any, node: str, state: dict[str, Any]) -> str | None:

@@ -195,7 +195,7 @@ def _close_removed(context: str, settings: Any, reaper: Any, hooklog: HookLog, s
 
 
 def _flush_spool(context: str, settings: Any, hooklog: HookLog) -> None:
-    """Outcomes a POST could not store (store locked) go in at the DAG's end."""
+    """Outcomes and model updates a POST could not store (store locked) go in at the DAG's end."""
     spool = os.path.join(context, "spool")
     if not settings.store or not os.path.isdir(spool) or not os.listdir(spool):
         return
