@@ -9,6 +9,8 @@ instrument) and which of its policies can run on a live pool.
     oracle:R                    the simulator's clairvoyant bound
     model:R[,target=T,hi=H]     survival-model replication (issue 14)
     react:R, model-react:R[,…]  reactive replication (issue 14)
+    linucb:R[,alpha=A,lam=L,forget=G], lints:R[,…]
+                                contextual bandits (issue 14; simulator only)
     idle-BASE                   BASE's count, placed on the machines idle longest
                                 (BASE: single, fixed:K, rl…:R; live also agent / a strategy)
 
@@ -43,6 +45,7 @@ __all__ = [
     "live_spec",
     "NOT_LIVE",
     "STRATEGIES",
+    "CONTEXTUAL_KINDS",
     "IDLE_PREFIX",
     "MAX_LIVE_REPLICAS",
 ]
@@ -56,18 +59,24 @@ NOT_LIVE = {
     "oracle": "is the simulator's clairvoyant bound (it knows every future login)",
     "react": "is simulator-only (held spare replicas released by the reaper are not built live)",
     "model-react": "is simulator-only (held spare replicas released by the reaper are not built live)",
+    "linucb": "is simulator-only (the contextual bandit's model is not stored or read by the hooks)",
+    "lints": "is simulator-only (the contextual bandit's model is not stored or read by the hooks)",
 }
 """Kinds ``instrument`` refuses, with why (the one line it prints)."""
 
-_MODEL_KINDS = ("model", "model-react", "react")
-_MODEL_OPTIONS = ("target", "hi")
+CONTEXTUAL_KINDS = ("linucb", "lints")
+"""Contextual bandits over replica counts (:mod:`condor_rlrep.sim.contextual`)."""
+_MODEL_KINDS = ("model", "model-react", "react") + CONTEXTUAL_KINDS
+_OPTIONS = {"model": ("target", "hi"), "model-react": ("target", "hi"), "react": (),
+            "linucb": ("alpha", "lam", "forget"), "lints": ("alpha", "lam", "forget")}
 _BASE = re.compile(
     r"^(?:(single|agent)|(fixed|oracle):(\d+)|rl(?:-([a-z0-9-]+))?(?::(\d+))?|(epsilon-greedy|ucb1|thompson)"
-    r"|(model|model-react|react):(\d+)((?:,[^,]*)*))$"
+    r"|(model|model-react|react|linucb|lints):(\d+)((?:,[^,]*)*))$"
 )
 _LIVE_EXAMPLES = "agent, rl:R, single, fixed:K, idle-<one of them>, or model:R[,target=T,hi=H]"
 _SIM_EXAMPLES = ("single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R, oracle:R, idle-<policy>, "
-                 "model:R[,target=T,hi=H], react:R or model-react:R")
+                 "model:R[,target=T,hi=H], react:R, model-react:R, linucb:R[,alpha=A,lam=L,forget=G] "
+                 "or lints:R[,…]")
 
 
 class PolicySpec:
@@ -75,10 +84,10 @@ class PolicySpec:
 
     ``kind``: ``single``, ``fixed``, ``rl`` (the agent; ``agent`` and bare
     strategies parse as ``rl`` with ``count`` None), ``oracle``, ``model``,
-    ``react`` or ``model-react``. ``count``: K or R (None: not given).
+    ``react``, ``model-react``, ``linucb`` or ``lints``. ``count``: K or R (None: not given).
     ``strategy``: the agent's as written, None when not (the store's own, the
     simulator's configured one; a new live store: epsilon-greedy). ``options``: the
-    model kinds' ``(key, value)`` pairs. ``idle``: ``idle-`` placement.
+    model and contextual kinds' ``(key, value)`` pairs. ``idle``: ``idle-`` placement.
     """
 
     __slots__ = ("text", "kind", "count", "strategy", "options", "idle")
@@ -120,8 +129,9 @@ class PolicySpec:
 
     @property
     def prefers_idle(self) -> bool:
-        """Whether replicas go to the machines idle longest: ``idle-…`` and
-        the model kinds (which place like that in the simulator)."""
+        """Whether replicas go to the machines idle longest: ``idle-…``, the
+        model kinds and the contextual bandits (which place like that in the
+        simulator)."""
         return self.idle or self.kind in _MODEL_KINDS
 
     @property
@@ -202,15 +212,17 @@ def _count(spec: str, digits: str, live: bool) -> int:
 
 
 def _model_options(spec: str, kind: str, options: str) -> tuple[tuple[str, float], ...]:
+    allowed = _OPTIONS[kind]
     found: dict[str, float] = {}
     for item in filter(None, options.split(",")):
         key, _, value = item.partition("=")
-        if key not in _MODEL_OPTIONS:
-            raise InputError(f"policy {spec!r}: unknown option {key!r} (expected target or hi)")
+        if not allowed:
+            raise InputError(f"policy {spec!r}: {kind} takes no options")
+        if key not in allowed:
+            expected = ", ".join(allowed[:-1]) + " or " + allowed[-1]
+            raise InputError(f"policy {spec!r}: unknown option {key!r} (expected {expected})")
         try:
             found[key] = float(value)
         except ValueError:
             raise InputError(f"policy {spec!r}: {key} must be a number, got {value!r}") from None
-    if kind == "react" and found:
-        raise InputError(f"policy {spec!r}: react takes no options")
     return tuple(sorted(found.items()))

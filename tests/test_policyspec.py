@@ -57,7 +57,8 @@ def test_model_is_live():  # issue 14: the survival model runs in the hooks (hoo
     assert (spec.kind, spec.count, spec.hook_policy, spec.fixed_replicas) == ("model", 3, "model:3,target=0.9", None)
 
 
-@pytest.mark.parametrize("text", ["oracle:3", "react:2", "model-react:3", "idle-oracle:2"])
+@pytest.mark.parametrize("text", ["oracle:3", "react:2", "model-react:3", "idle-oracle:2", "linucb:3",
+                                  "lints:2,alpha=0.5"])
 def test_live_refuses_simulator_only_policies_in_one_line_naming_them(text):
     with pytest.raises(InputError) as refused:
         live_spec(text)
@@ -71,6 +72,7 @@ def test_live_refuses_simulator_only_policies_in_one_line_naming_them(text):
     ("fixed:101", "1..100"), ("rl-foo:3", "unknown strategy"), ("idle-idle-single", "unknown policy"),
     ("idle-model:3", "drop idle-"), ("model:3,x=1", "unknown option"), ("model:3,target=x", "must be a number"),
     ("react:3,target=0.9", "no options"), ("single:2", "unknown policy"), ("", "unknown policy"),
+    ("linucb:3,target=0.9", "unknown option"), ("idle-lints:3", "drop idle-"), ("lints:0", ">= 1"),
 ])
 def test_bad_specs_are_refused_naming_the_spec(text, words):
     with pytest.raises(InputError, match=words) as refused:

@@ -112,6 +112,24 @@ def test_beyond_section_numbers_match_hand_values(tmp_path):
     assert [r["policy"] for r in beyond["by_p"]["1"]] == ["single", "fixed:2", "oracle:3", "idle-single", "model:3"]
 
 
+def test_a_contextual_bandit_is_reported_beyond_the_paper_with_its_goals(tmp_path):
+    runs = dict(BEYOND)
+    runs[("linucb:3,alpha=3", 0.1)] = (585, 1450.0, 1.45)
+    runs[("linucb:3,alpha=3", 1.0)] = (805, 1050.0, 1.05)
+    assert parse_policy("linucb:3,alpha=3") == ("linucb", 3) and parse_policy("lints:2") == ("lints", 2)
+    folder = _sweep(tmp_path / "s", runs)
+    text = render_report(folder, tuning_seeds=[1]).read_text()
+    # (585 − 400)/400 = +46.25 %; 1.45 ≤ 1.5 MWh; at P = 1 (805 − 800)/800 = +0.6 %; 1.05–1.45 vs 2.0
+    assert ("| `linucb:3,alpha=3` | ✓ +46.2 % | ✓ 1.4 ≤ 1.5 | ✓ +0.6 … +46.2 % (2 of 2 P) | "
+            "✓ 1.1–1.4 vs 2.0 (2 of 2 P) |") in text
+    assert "`linucb:R` and `lints:R` are contextual bandits" in text
+    at_01 = text.split("#### At P = φ = 0.1")[1].split("####")[0]
+    assert "| linucb:3,alpha=3 | 585 | 58.5 % | +46.2 % | 1.45 | 1.450 | 2.479 |" in at_01
+    beyond = json.loads((folder / "report.json").read_text())["groups"][0]["workflows"]["figure1"]["beyond"]
+    assert beyond["policies"] == ["idle-single", "linucb:3,alpha=3", "model:3"]
+    assert {g["policy"]: g["all_met"] for g in beyond["goals"]}["linucb:3,alpha=3"] is True
+
+
 def test_a_paper_only_sweep_has_no_beyond_section_but_the_new_columns(tmp_path):
     folder = _sweep(tmp_path / "p", PAPER)
     text = render_report(folder).read_text()

@@ -1,8 +1,8 @@
 """The report's "beyond the paper" section (issue 14).
 
 The policies that use what a pool knows at submission — ``idle-*``,
-``model:*``, ``react:*``, ``model-react:*`` (:mod:`condor_rlrep.policyspec`
-owns their names) — beside single, fixed:K, the paper's bandits and the
+``model:*``, ``react:*``, ``model-react:*`` and the contextual bandits
+``linucb:*``, ``lints:*`` (:mod:`condor_rlrep.policyspec` owns their names) — beside single, fixed:K, the paper's bandits and the
 oracle bound, at each P, and the issue's goals checked on the runs:
 
 - at P = 0.1, at least +45 % workflows within P over single,
@@ -30,7 +30,7 @@ FIXED_REFERENCE = "fixed:2"
 _COMPARED_KINDS = ("fixed", "rl", "rl-ucb1", "rl-thompson", "oracle")
 
 
-_BEYOND_KINDS = ("model", "react", "model-react")
+_BEYOND_KINDS = ("model", "react", "model-react", "linucb", "lints")
 
 
 def _spec(policy: str):
@@ -212,6 +212,12 @@ def render_section(report, table: ResultTable, workflows: str, figures_dir: Path
                            "evictions, expects to meet the deadline"),
         ("react" in kinds or "model-react" in kinds,
          "`react:R` and `model-react:R` hold the spare replicas (no energy) and release one per eviction"),
+        ("linucb" in kinds or "lints" in kinds,
+         "`linucb:R` and `lints:R` are contextual bandits: a ridge regression per replica count (1 … R) of the "
+         "reward the paper's agent learns, on what the pool knows at submission (hour of week, φ′, the task's "
+         "share of its remaining critical path, the fraction of machines free, how long the longest-idle free "
+         "machines have been idle, whether the nightly reboot falls within the run), choosing by an upper "
+         "confidence bound (LinUCB) or a posterior draw (Thompson), and place on the machines idle longest"),
         ("oracle" in kinds, "the oracle knows the future (when owners log in): a bound, not a policy a pool can run"),
     ) if test]
     report.p(

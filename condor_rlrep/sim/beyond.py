@@ -64,7 +64,7 @@ class BeyondRunner(WorkflowRunner):
         super().attach(engine)
         self.idle_clock = IdleClock.of_trace(engine.trace)
         self._local = self.clock.local_seconds
-        self._plan = self.policy.plan
+        self._plan = getattr(self.policy, "plan", None)  # a runner that decides itself has none
         self._observe = getattr(self.policy, "observe", None)
         self._bucket = self.policy.model.bucket if getattr(self.policy, "model", None) is not None else None
         self._total: dict[int, int] = {}

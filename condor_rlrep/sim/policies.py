@@ -18,6 +18,10 @@
   usual. The oracle places at once even when the
   negotiation interval is positive (it skips that wait too). It is a bound
   for one task at a time, not a global optimum over contention.
+
+Beyond the paper (issue 14): ``idle-…``, ``model:R``, ``react:R`` and
+``model-react:R`` in :mod:`condor_rlrep.sim.beyond`, the contextual bandits
+``linucb:R`` and ``lints:R`` in :mod:`condor_rlrep.sim.contextual`.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from condor_rlrep.errors import InputError
-from condor_rlrep.policyspec import PolicySpec, parse_spec
+from condor_rlrep.policyspec import CONTEXTUAL_KINDS, PolicySpec, parse_spec
 
 __all__ = ["Policy", "FixedPolicy", "AgentPolicy", "OraclePolicy", "parse_policy", "build_policy", "depends_on_phi"]
 
@@ -111,6 +115,10 @@ def parse_policy(spec: str, *, agent_config: Any = None, rng: Any = None, agent:
 
 def build_policy(spec: PolicySpec, *, agent_config: Any = None, rng: Any = None, agent: Any = None) -> Policy:
     """The simulator's policy object for a parsed spec."""
+    if spec.kind in CONTEXTUAL_KINDS:  # linucb:R, lints:R
+        from condor_rlrep.sim.contextual import build_contextual
+
+        return build_contextual(spec, rng=rng)
     if spec.prefers_idle:  # idle-…, model:R, react:R, model-react:R
         from condor_rlrep.sim.beyond import build_beyond
 
