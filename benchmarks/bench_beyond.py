@@ -5,7 +5,7 @@ engine's own random match: one list pick per replica). Ours: ``idle-single``
 (every decision ranks the free machines by idle time: a numpy gather and
 partition over ≈1,000 machines), ``model:3`` (that, plus a survival
 estimate per candidate and one record per first invocation) and the
-contextual bandit ``linucb:3,alpha=4`` (that ranking, a 32-feature context,
+contextual bandit ``linucb:3,alpha=3`` (that ranking, a 32-feature context,
 two small matrix products per decision and a rank-one ridge update per
 judged task). Each repetition runs all policies in alternating order
 (forward, then reversed); figures are medians. Printed: wall and CPU
@@ -25,7 +25,7 @@ import time
 
 from condor_rlrep.sim.run import SimConfig, load_trace, simulate
 
-POLICIES = ("single", "fixed:2", "idle-single", "model:3", "linucb:3,alpha=4")
+POLICIES = ("single", "fixed:2", "idle-single", "model:3", "linucb:3,alpha=3")
 
 
 def main() -> None:

@@ -127,7 +127,8 @@ class RidgeArms:
             a *= self.forget
             a += self._prior
             b *= self.forget
-        a += np.outer(x, x)
+        column = x[:, None]  # broadcasting: np.outer's own checks cost more than the product
+        a += column * x
         b += reward * x
         if self.forget < 1.0 or self.counts[action] % _REFRESH == 0:
             inv[...] = np.linalg.inv(a)  # forgetting is no rank-one change
@@ -135,7 +136,7 @@ class RidgeArms:
             # Sherman–Morrison: a third of an inverse's cost, a year has
             # ~450 k updates; the exact inverse every _REFRESH bounds the drift
             v = inv @ x
-            inv -= np.outer(v, v / (1.0 + v @ x))
+            inv -= v[:, None] * (v / (1.0 + v @ x))
         self.theta[action] = inv @ b
 
 
