@@ -288,4 +288,4 @@ def test_reaper_flushes_spooled_outcomes_at_the_end(tmp_path: Path) -> None:
     assert not list((case.context / "spool").iterdir())
     with sqlite3.connect(case.store) as conn:
         assert conn.execute("SELECT reward FROM decisions").fetchone()[0] is not None
-    assert "spooled outcome(s) recorded" in case.log()
+    assert "spooled outcome(s)/model update(s) recorded" in case.log()

@@ -47,7 +47,7 @@ def test_server_down_mid_run_fails_open_and_the_spool_reaches_the_same_store(tmp
     assert pre(out, "C", T0 + 50) == 0
     replicas_c = _ran(out, "C", 12, T0 + 51)
     assert post(out, "C", 12, replicas_c) == 0
-    assert "1 spooled outcome(s) flushed" in hooks_log(out).splitlines()[-1]
+    assert "1 spooled outcome(s)/model update(s) flushed" in hooks_log(out).splitlines()[-1]
     with open_store(url) as store:
         rows = {row.context["node"]: row for row in store.decisions()}
         stats = store.stats()

@@ -349,7 +349,7 @@ def test_store_locked_then_unreadable_mid_run_nodes_run_unmodified_and_the_dag_s
     assert "FAIL-OPEN" in pre_c and "running the user's job unchanged" in pre_c
     nodes = Path(str(dag) + ".rlrep") / "nodes"
     assert (nodes / "C.sub").read_text() == (work / "j.sub").read_text()  # the unmodified job ran
-    assert "spooled outcome(s) recorded" in "\n".join(log) or "flushed" in "\n".join(log)
+    assert "spooled outcome(s)/model update(s) recorded" in "\n".join(log) or "flushed" in "\n".join(log)
     assert [r["reward"] is not None for r in decisions(store)] == [True]  # A's outcome was not lost
 
 

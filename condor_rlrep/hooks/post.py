@@ -342,7 +342,7 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
         return f"{summary}; decision {decision_id} spooled ({describe(err)})"
     note = "recorded" if fresh else "already recorded"
     if flushed:
-        note += f", {flushed} spooled outcome(s) flushed"
+        note += f", {flushed} spooled outcome(s)/model update(s) flushed"
     if kept:
         note += f"; {'; '.join(kept[:3])}"
     return f"{summary}; decision {decision_id} {note}"

@@ -205,7 +205,7 @@ def _flush_spool(context: str, settings: Any, hooklog: HookLog) -> None:
 
         with open_store(settings.store_path(), connect_timeout=HOOK_CONNECT_TIMEOUT) as store:
             flushed, kept = flush_spool(context, store, settings.store_path())
-        hooklog.line("REAPER", None, f"{flushed} spooled outcome(s) recorded in the store"
+        hooklog.line("REAPER", None, f"{flushed} spooled outcome(s)/model update(s) recorded in the store"
                      + (f"; {'; '.join(kept[:5])}" if kept else ""))
     except Exception as err:
-        hooklog.line("REAPER", None, f"spooled outcomes left in {context}/spool: {err}")
+        hooklog.line("REAPER", None, f"spooled outcomes/model updates left in {context}/spool: {err}")
