@@ -25,7 +25,8 @@ import time
 
 import numpy as np
 
-from condor_rlrep.agent import Agent, AgentConfig, SqliteStore
+from condor_rlrep.agent import Agent, AgentConfig
+from condor_rlrep.store import SqliteStore
 
 
 def _median_rate(fn, count: int, repeats: int, clock=time.perf_counter) -> float:
@@ -118,7 +119,7 @@ def bench_process(runs: int, directory: str) -> None:
     SqliteStore.create(path).close()
     env = dict(os.environ, PYTHONDONTWRITEBYTECODE="", PYTHONPYCACHEPREFIX=os.path.join(directory, "pyc"))
     hook = (
-        "import sys\nfrom condor_rlrep.agent.store import SqliteStore\n"
+        "import sys\nfrom condor_rlrep.store.sqlite import SqliteStore\n"
         "with SqliteStore(sys.argv[1]) as s:\n    s.decide(phi_prime=0.3)\n"
     )
 

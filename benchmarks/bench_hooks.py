@@ -119,8 +119,8 @@ def main() -> None:
 
         # byte-compile what the hooks import, as an installation would have
         timed([sys.executable, "-c", "import networkx, htcondor2, condor_rlrep.hooks.pre, condor_rlrep.hooks.post, "
-               "condor_rlrep.hooks.cache, condor_rlrep.dag.parser, condor_rlrep.graph, condor_rlrep.criticality, "
-               "condor_rlrep.estimates, condor_rlrep.agent.store, condor_rlrep.hooks.entry"], str(work))
+               "condor_rlrep.rundir.plan, condor_rlrep.dag.parser, condor_rlrep.dag.graph, condor_rlrep.criticality, "
+               "condor_rlrep.estimates, condor_rlrep.store.sqlite, condor_rlrep.hooks.entry"], str(work))
         # first call: no cache yet
         shutil.rmtree(Path(result.context) / "cache")
         argv, cwd = pre_argv(names[finished])
@@ -131,7 +131,7 @@ def main() -> None:
         import_cpu, pre_cpu, post_cpu = [], [], []
         floor_times, floor_cpu = [], []
         # what every hook must import from the rest of the package, doing nothing:
-        floor = [sys.executable, "-c", "import htcondor2, condor_rlrep.agent.store, condor_rlrep.outcome"]
+        floor = [sys.executable, "-c", "import htcondor2, condor_rlrep.store.sqlite, condor_rlrep.outcome"]
         baseline = [sys.executable, "-c", "import htcondor2"]
         timed(baseline, str(work))
         for index in range(args.repeat):

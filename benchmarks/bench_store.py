@@ -11,7 +11,7 @@ Targets (issue 15 / 12):
   with PostgreSQL within 20 ms of SQLite (anchor: the same call on SQLite,
   plus ``python -c pass`` and ``python -c "import psycopg"`` to show where the
   time goes); PostgreSQL both direct and through the run's store broker
-  (condor_rlrep/agent/broker.py, which the reaper runs for a server store);
+  (condor_rlrep/store/broker.py, which the reaper runs for a server store);
 - ``agent export`` of N decisions within 200 MB peak memory at any size
   (anchor: ``--baseline-src`` = a checkout of the code before streaming,
   e.g. ``git archive main | tar -x -C DIR``, run on the same store).
@@ -39,7 +39,8 @@ sys.path.insert(0, str(REPO / "tests"))
 
 from _pgcluster import ClusterUnavailable, start_cluster  # noqa: E402
 
-from condor_rlrep.agent import AgentConfig, backends  # noqa: E402
+from condor_rlrep.agent import AgentConfig  # noqa: E402
+from condor_rlrep.store import backends  # noqa: E402
 
 
 def _load() -> str:
@@ -50,7 +51,7 @@ def _load() -> str:
 
 
 def _client(spec: str, seed: int, seconds: float, per_call: bool, barrier, results, broker: str | None = None) -> None:
-    from condor_rlrep.agent.location import open_store
+    from condor_rlrep.store.location import open_store
 
     rng = random.Random(seed)
     pairs = 0
@@ -119,18 +120,18 @@ def bench_throughput(specs: dict[str, str], seconds: float, repeats: int) -> Non
 
 # -- a hook's call in a fresh process ----------------------------------------------
 
-_DECIDE = ("import sys\nfrom condor_rlrep.agent.backends import open_store\n"
+_DECIDE = ("import sys\nfrom condor_rlrep.store.backends import open_store\n"
            "with open_store(sys.argv[1]) as s:\n    print(s.decide(phi_prime=0.3).decision_id)\n")
-_RECORD = ("import sys\nfrom condor_rlrep.agent.backends import open_store\n"
+_RECORD = ("import sys\nfrom condor_rlrep.store.backends import open_store\n"
            "with open_store(sys.argv[1]) as s:\n    s.record(int(sys.argv[2]), 1.0, {'k': 1})\n")
 # as the hooks open a store: location.open_store, trying the run's broker first
-_DECIDE_BROKER = ("import sys\nfrom condor_rlrep.agent.location import open_store\n"
+_DECIDE_BROKER = ("import sys\nfrom condor_rlrep.store.location import open_store\n"
                   "with open_store(sys.argv[1], broker=sys.argv[2]) as s:\n"
                   "    print(s.decide(phi_prime=0.3).decision_id)\n")
-_RECORD_BROKER = ("import sys\nfrom condor_rlrep.agent.location import open_store\n"
+_RECORD_BROKER = ("import sys\nfrom condor_rlrep.store.location import open_store\n"
                   "with open_store(sys.argv[1], broker=sys.argv[2]) as s:\n"
                   "    s.record(int(sys.argv[3]), 1.0, {'k': 1})\n")
-_BROKER = ("import sys, time\nfrom condor_rlrep.agent.broker import StoreBroker\n"
+_BROKER = ("import sys, time\nfrom condor_rlrep.store.broker import StoreBroker\n"
            "b = StoreBroker(sys.argv[1], sys.argv[2])\nb.start()\nprint('up', flush=True)\ntime.sleep(1e6)\n")
 
 
@@ -212,9 +213,9 @@ def bench_latency(specs: dict[str, str], runs: int) -> None:
 
 def _synthetic_document(path: Path, count: int) -> None:
     """A store document with ``count`` decisions shaped like the hooks' (two thirds closed)."""
-    from condor_rlrep.agent._docstream import write_document
-    from condor_rlrep.agent._schema import SCHEMA_VERSION
-    from condor_rlrep.agent.interface import DOCUMENT_FORMAT
+    from condor_rlrep.store._docstream import write_document
+    from condor_rlrep.store._sqlite_schema import SCHEMA_VERSION
+    from condor_rlrep.store.interface import DOCUMENT_FORMAT
 
     config = AgentConfig()
     rng = random.Random(7)

@@ -29,7 +29,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from condor_rlrep.errors import InputError
-from condor_rlrep.graph import ESTIMATE_ATTR, VIRTUAL_NODES, DependencyGraph, as_dependency_graph, gather
+from condor_rlrep.dag.graph import ESTIMATE_ATTR, VIRTUAL_NODES, DependencyGraph, as_dependency_graph, gather
 
 if TYPE_CHECKING:
     import numpy as np
@@ -69,7 +69,7 @@ def remaining_critical_path(graph: Any, weight: str = ESTIMATE_ATTR) -> dict[Any
     """``L′_t`` for every node (eq. 5), in one reverse-topological O(V + E) pass.
 
     ``graph``: a networkx DiGraph (node attribute ``weight`` = ``e_t``) or a
-    :class:`~condor_rlrep.graph.DependencyGraph`. Raises
+    :class:`~condor_rlrep.dag.graph.DependencyGraph`. Raises
     :class:`~condor_rlrep.errors.CycleError` on a cycle.
     """
     compact = as_dependency_graph(graph, weight)
@@ -462,8 +462,8 @@ class WorkflowPlan:
 def plan_workflow(graph: Any, phi: float, start: float = 0.0, weight: str = ESTIMATE_ATTR) -> WorkflowPlan:
     """Compute L′, earliest starts, CR(W), d and max child L′ of every node.
 
-    ``graph``: a :class:`~condor_rlrep.graph.DependencyGraph` (fastest) or a
-    networkx DiGraph such as :func:`~condor_rlrep.graph.build_graph` returns
+    ``graph``: a :class:`~condor_rlrep.dag.graph.DependencyGraph` (fastest) or a
+    networkx DiGraph such as :func:`~condor_rlrep.dag.graph.build_graph` returns
     (virtual start/end nodes optional); ``phi`` the user's contingency
     (finite, > -1); ``start`` = s(W). O(V + E). Raises
     :class:`~condor_rlrep.errors.CycleError` on a cycle.

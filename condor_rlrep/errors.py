@@ -74,7 +74,7 @@ class StaleExposureError(StoreError):
     """A model update whose runs ended before the store's survival horizon:
     the keys of node attempts recorded that long ago have been pruned, so
     the store cannot tell this update from a repeat of one it already
-    counted, and does not count it (see :mod:`condor_rlrep.agent.retention`)."""
+    counted, and does not count it (see :mod:`condor_rlrep.store.retention`)."""
 
 
 class TraceError(InputError):

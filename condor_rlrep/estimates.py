@@ -29,7 +29,7 @@ A node left without an estimate is an :class:`EstimateError` naming it.
 Estimates are seconds: a plain number, or a number with one of the suffixes
 ``s``, ``m``, ``h``, ``d`` (``90m`` = 5400). Negative, NaN and infinite
 values are errors. Only nodes of the dependency graph get an estimate
-(:func:`condor_rlrep.graph.dependency_nodes`: no FINAL, SERVICE or
+(:func:`condor_rlrep.dag.graph.dependency_nodes`: no FINAL, SERVICE or
 PROVISIONER node).
 """
 
@@ -47,7 +47,7 @@ from typing import Literal
 
 from condor_rlrep.dag.model import BOTTLEMOD_MACRO, ESTIMATE_MACRO, Node, Workflow
 from condor_rlrep.errors import EstimateError, InputError
-from condor_rlrep.graph import dependency_nodes, missing_estimates_error
+from condor_rlrep.dag.graph import dependency_nodes, missing_estimates_error
 from condor_rlrep.safeload import LoadError, load_json
 
 __all__ = [

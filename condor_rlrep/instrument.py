@@ -2,7 +2,7 @@
 
 ``instrument(IN.dag, OUT.dag)`` never modifies the user's files. It writes
 ``OUT.dag`` and the context directory ``OUT.dag.rlrep/`` (layout in
-:mod:`condor_rlrep.hooks.layout`):
+:mod:`condor_rlrep.rundir.layout`):
 
 * every replicable node (a JOB that is not NOOP/DONE and whose description
   queues one proc) gets ``SCRIPT PRE``/``SCRIPT POST`` lines calling the
@@ -91,7 +91,7 @@ class InstrumentOptions:
     phi: float = DEFAULT_PHI
     store: str | None = None
     """Agent store: this, else ``$CONDOR_RLREP_STORE``, else the XDG default
-    (:func:`condor_rlrep.agent.location.resolve_store`), resolved once here."""
+    (:func:`condor_rlrep.store.location.resolve_store`), resolved once here."""
     estimates: str | None = None
     default_estimate: float | None = None
     max_replicas: int | None = None
@@ -231,7 +231,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     from condor_rlrep.dag.parser import read_dag
     from condor_rlrep.dag.writer import write_dag
     from condor_rlrep.condor.replica_files import runs_in_place
-    from condor_rlrep.hooks.layout import (
+    from condor_rlrep.rundir.layout import (
         REPLICABLE_FILE,
         HookSettings,
         context_dir_for,
@@ -365,7 +365,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     spliced = any("+" in name for name in workflow.nodes)
     config_path = _config(workflow, src_dir, context, tolerance, opts.max_replicas, spliced, opts.dagman_scan_interval)
     if fixed != 1:  # one replica per node: no surplus to remove, no decision to close
-        from condor_rlrep.agent.location import is_url
+        from condor_rlrep.store.location import is_url
 
         _add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval,
                     server_store=store_path is not None and is_url(store_path))
@@ -384,7 +384,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     )
     settings.fixed_replicas()  # validates fixed:K
     _narrow(settings.save(context), 0o600)  # names the store: private, like it
-    from condor_rlrep.hooks.cache import load_plan
+    from condor_rlrep.rundir.plan import load_plan
 
     load_plan(context, settings)  # parse once now: the first PRE finds the cache warm
     warnings = []
@@ -413,7 +413,7 @@ def _live_policy(opts: InstrumentOptions) -> PolicySpec:
     the R of ``rl:R`` must agree with an explicit ``--max-replicas``."""
     spec = live_spec(opts.policy)
     if spec.kind == "model":  # its target and hi checked as the PRE hook will read them
-        from condor_rlrep.survival import model_spec_of
+        from condor_rlrep.survival.model import model_spec_of
 
         try:
             model_spec_of(spec)
@@ -476,7 +476,7 @@ def _static_description(node: Node, text: str | None, replicas: int, node_dir: s
 
 
 def _forget_fixed_state(context: str, node: str) -> None:
-    from condor_rlrep.hooks.layout import node_fixed_state_path
+    from condor_rlrep.rundir.layout import node_fixed_state_path
 
     try:
         os.unlink(node_fixed_state_path(context, node))
@@ -486,8 +486,8 @@ def _forget_fixed_state(context: str, node: str) -> None:
 
 def _write_fixed_state(context: str, node: str, replicas: int, files: list[str]) -> None:
     """What PRE would have told POST, for a node that runs without PRE."""
-    from condor_rlrep.hooks.layout import node_fixed_state_path
-    from condor_rlrep.hooks.runstate import write_node_state
+    from condor_rlrep.rundir.layout import node_fixed_state_path
+    from condor_rlrep.rundir.runstate import write_node_state
 
     write_node_state(node_fixed_state_path(context, node), {
         "node": node, "mode": "replicas", "retry": None, "dagid": None, "run_id": "", "decision_id": None,
@@ -653,7 +653,7 @@ def _prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | Non
     creates a missing store with the live defaults, and refuses one this user
     cannot write (the hooks run as the user who submits the DAG).
     """
-    from condor_rlrep.agent.location import (
+    from condor_rlrep.store.location import (
         create_store, describe_store, has_password, open_store, resolve_store, store_exists, unwritable_reason,
     )
     from condor_rlrep.errors import StoreError
@@ -713,7 +713,7 @@ def _vars_of(node: Node) -> dict[str, str]:
 def _write_node_vars(context: str, node: Node, mode: int) -> None:
     """The node's VARS for PRE (DAGMan passes them to the submit, not to scripts)."""
     from condor_rlrep.atomic import write_atomic
-    from condor_rlrep.hooks.layout import node_vars_path
+    from condor_rlrep.rundir.layout import node_vars_path
 
     path = node_vars_path(context, node.name)
     if node.vars:
@@ -782,7 +782,7 @@ def _tolerance(opts: InstrumentOptions, version: tuple[int, int, int], known: bo
 def _refuse_instrumented(workflow: Workflow, src: str) -> None:
     """An instrumented DAG instrumented again would decide every node twice
     and run two reapers: refuse it, naming the user's DAG."""
-    from condor_rlrep.hooks.layout import CONTEXT_SUFFIX, SETTINGS_FILE
+    from condor_rlrep.rundir.layout import CONTEXT_SUFFIX, SETTINGS_FILE
 
     for node in workflow.nodes.values():
         names = [os.path.basename(script.executable) for script in node.scripts.values()]

@@ -21,7 +21,7 @@ name or ``rl[-STRATEGY]`` without R (that strategy for a new store, R from
 This module only parses: the simulator builds its policy objects from a
 :class:`PolicySpec` (:mod:`condor_rlrep.sim.policies`), ``instrument``
 turns one into hook settings, and the PRE hook reads the stored spec back
-(:meth:`condor_rlrep.hooks.layout.HookSettings.policy_spec`).
+(:meth:`condor_rlrep.rundir.layout.HookSettings.policy_spec`).
 
 The seam for a new live policy: delete its kind from :data:`NOT_LIVE`, and
 give the PRE hook a branch for its ``kind`` (``instrument`` stores

@@ -51,12 +51,13 @@ def trained_store(path: Path, prefer: int, max_replicas: int = 3) -> Path:
     """A store whose agent prefers ``prefer`` replicas in every state, with no exploration."""
     from condor_rlrep.agent.bandit import Agent
     from condor_rlrep.agent.config import AgentConfig
+    from condor_rlrep.store.sqlite import SqliteStore
 
     agent = Agent(AgentConfig(max_replicas=max_replicas, schedule="fixed", epsilon_low=0.0), rng=0)
     for state in range(agent.n_states):
         agent.learn(state, prefer, 1.0)
     path.parent.mkdir(parents=True, exist_ok=True)
-    agent.save_to_store(str(path))
+    SqliteStore.save_agent(str(path), agent)
     return path
 
 

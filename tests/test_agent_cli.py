@@ -11,7 +11,7 @@ import subprocess
 import pytest
 from click.testing import CliRunner
 
-from condor_rlrep.agent import SqliteStore
+from condor_rlrep.store import SqliteStore
 from condor_rlrep.cli.agent_cmd import agent
 from condor_rlrep.errors import RlrepError, StoreError
 

@@ -9,16 +9,8 @@ import random
 import numpy as np
 import pytest
 
-from condor_rlrep.agent import (
-    DEFAULT_FAILURE_REWARD,
-    Agent,
-    AgentConfig,
-    Choice,
-    StateError,
-    StateSpace,
-    reward,
-    sigma,
-)
+from condor_rlrep.agent import Agent, AgentConfig, Choice, StateError, StateSpace
+from condor_rlrep.outcome import DEFAULT_FAILURE_REWARD, reward, sigma
 from condor_rlrep.agent.estimator import drifted, push_window, update_estimate
 from condor_rlrep.agent.policy import (
     choose_epsilon_greedy,

@@ -17,7 +17,7 @@ from condor_rlrep.sim.engine import CANCELLED, DONE, Engine, EngineConfig
 from condor_rlrep.sim.placement import IdleClock, hour_of_week
 from condor_rlrep.sim.policies import depends_on_phi, parse_policy
 from condor_rlrep.sim.run import SimConfig, simulate
-from condor_rlrep.sim.survival import SurvivalModel
+from condor_rlrep.survival.model import SurvivalModel
 from condor_rlrep.sim.workflows import FIGURE1_TASK_SECONDS
 
 L = FIGURE1_TASK_SECONDS

@@ -206,7 +206,7 @@ def test_old_output_spellings_are_kept_and_warn(tmp_path):
 
 def test_train_max_replicas_and_its_old_name(tmp_path):
     from _simutil import poisson_trace
-    from condor_rlrep.agent.bandit import Agent
+    from condor_rlrep.store.sqlite import load_agent
     from condor_rlrep.sim.trace_io import write_trace
 
     trace = poisson_trace(np.random.default_rng(3), machines=10, rate=1 / 5000, length=1e5, session=1200, jobs=10,
@@ -216,8 +216,8 @@ def test_train_max_replicas_and_its_old_name(tmp_path):
     assert run(*base, "--store", tmp_path / "a.sqlite", "--max-replicas", "4").exit_code == 0
     old = run(*base, "--store", tmp_path / "b.sqlite", "--replicas", "2")
     assert old.exit_code == 0 and "--replicas is deprecated; use --max-replicas" in old.stderr
-    assert Agent.load_from_store(str(tmp_path / "a.sqlite")).config.max_replicas == 4
-    assert Agent.load_from_store(str(tmp_path / "b.sqlite")).config.max_replicas == 2
+    assert load_agent(str(tmp_path / "a.sqlite")).config.max_replicas == 4
+    assert load_agent(str(tmp_path / "b.sqlite")).config.max_replicas == 2
     both = run(*base, "--store", tmp_path / "c.sqlite", "--replicas", "2", "--max-replicas", "3")
     assert both.exit_code == 2 and not (tmp_path / "c.sqlite").exists()
 

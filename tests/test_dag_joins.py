@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from condor_rlrep.criticality import plan_workflow
 from condor_rlrep.dag import Join, Workflow, parse_dag, write_dag_lines
 from condor_rlrep.errors import CycleError, DagError
-from condor_rlrep.graph import build_graph, dependency_graph, generate_dot, topological_order
+from condor_rlrep.dag.graph import build_graph, dependency_graph, generate_dot, topological_order
 
 
 def jobs(*names: str) -> list[str]:

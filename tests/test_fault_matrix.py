@@ -32,7 +32,7 @@ import pytest
 import _faultfs
 from _hookutil import script_argv, substitute
 from condor_rlrep.condor.eventlog_writer import EventLogWriter
-from condor_rlrep.hooks.layout import node_state_path, node_submit_path
+from condor_rlrep.rundir.layout import node_state_path, node_submit_path
 from condor_rlrep.instrument import InstrumentOptions, instrument
 
 T0 = 1_780_000_000.0
@@ -44,11 +44,12 @@ def trained(path: Path, prefer: int) -> Path:
     """A store whose agent picks ``prefer`` of 1..3 replicas in every state."""
     from condor_rlrep.agent.bandit import Agent
     from condor_rlrep.agent.config import AgentConfig
+    from condor_rlrep.store.sqlite import SqliteStore
 
     agent = Agent(AgentConfig(max_replicas=3, schedule="fixed", epsilon_low=0.0), rng=0)
     for state in range(agent.n_states):
         agent.learn(state, prefer, 1.0)
-    agent.save_to_store(str(path))
+    SqliteStore.save_agent(str(path), agent)
     return path
 
 
@@ -228,7 +229,7 @@ def replace_store(node: Node) -> None:
     """Another store at the same path: its decision ids start again at 1."""
     remove_store(node)
     trained(node.store, 1)
-    from condor_rlrep.agent.store import SqliteStore
+    from condor_rlrep.store.sqlite import SqliteStore
 
     with SqliteStore(str(node.store)) as other:
         other.decide(phi_prime=0.5, timestamp=T0, now=T0, context={"dag": "other", "node": "Z", "run": "r", "retry": 0})
@@ -348,7 +349,7 @@ def test_fault_matrix(tmp_path: Path, capfd: pytest.CaptureFixture[str], fault: 
     if fault.startswith(("run dir", "disk full")) and "at POST" not in fault and "throughout" not in fault:
         return
     if fault == "store replaced at POST":  # the new store's decision 1 is another node's: left alone
-        from condor_rlrep.agent.store import SqliteStore
+        from condor_rlrep.store.sqlite import SqliteStore
 
         with SqliteStore(str(node.store)) as store:
             assert store.decision(1).pending and store.decision(1).context["node"] == "Z"
@@ -381,7 +382,7 @@ def test_spooled_outcome_never_closes_another_stores_decision(tmp_path: Path) ->
     assert list((node.context / "spool").glob("*.json"))
     replace_store(node)  # ids restart: decision 1 of the new store is another node's
     # B's POST (or the reaper) opens the new store and flushes: the outcome stays spooled
-    from condor_rlrep.agent.store import SqliteStore
+    from condor_rlrep.store.sqlite import SqliteStore
     from condor_rlrep.hooks.post import flush_spool
 
     with SqliteStore(str(node.store)) as store:

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from _hookutil import FIGURE1, call_script, pre_macros
 from condor_rlrep.dag.parser import read_dag
 from condor_rlrep.errors import DagError
-from condor_rlrep.hooks.layout import node_fixed_state_path, node_state_path, node_submit_path
+from condor_rlrep.rundir.layout import node_fixed_state_path, node_state_path, node_submit_path
 from condor_rlrep.instrument import REAPER_NODE, InstrumentOptions, instrument
 
 JOBS = "ABCDEFGH"

@@ -28,7 +28,7 @@ from condor_rlrep.dag.dax import parse_dax
 from condor_rlrep.dag.wfformat import parse_wfformat
 from condor_rlrep.errors import RlrepError
 from condor_rlrep.estimates import resolve_estimates
-from condor_rlrep.graph import dependency_graph
+from condor_rlrep.dag.graph import dependency_graph
 
 FUZZ = settings(max_examples=int(os.environ.get("RLREP_FUZZ_EXAMPLES", "250")), deadline=None, suppress_health_check=list(HealthCheck), database=None)
 

@@ -200,14 +200,6 @@ def test_bad_profile_file(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- profiles
 
 
-@pytest.mark.parametrize("name", PRESETS)
-def test_profile_copies_are_identical(name: str) -> None:
-    canonical = REPO / "sim" / "profiles" / f"{name}.toml"
-    if not canonical.is_file():
-        pytest.skip("not a source checkout")
-    assert preset_path(name).read_bytes() == canonical.read_bytes()
-
-
 def _unsourced(node: object, path: str, covered: bool) -> list[str]:
     """Leaf values with neither a table-level ``source`` nor a ``{value, source}`` wrapper."""
     if isinstance(node, dict):

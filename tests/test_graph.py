@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from _critutil import level_passes, make_workflow, random_dags
 from condor_rlrep.errors import CycleError, DagError, EstimateError
-from condor_rlrep.graph import (
+from condor_rlrep.dag.graph import (
     VIRTUAL_END,
     VIRTUAL_START,
     DependencyGraph,

@@ -12,9 +12,9 @@ import pytest
 from _hookutil import REPO, call_script, pre_macros
 from condor_rlrep.dag.parser import read_dag
 from condor_rlrep.errors import ModelError
-from condor_rlrep.hooks import cache as cache_module
-from condor_rlrep.hooks.cache import load_plan
-from condor_rlrep.hooks.layout import HookSettings
+from condor_rlrep.rundir import plan as cache_module
+from condor_rlrep.rundir.plan import load_plan
+from condor_rlrep.rundir.layout import HookSettings
 from condor_rlrep.instrument import InstrumentOptions, instrument
 
 MODEL = REPO / "examples" / "bottlemod" / "paper_50_50.toml"

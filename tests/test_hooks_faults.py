@@ -21,7 +21,7 @@ import pytest
 from _hookutil import call_script, post_macros, pre_macros
 from condor_rlrep.condor.eventlog_writer import EventLogWriter
 from condor_rlrep.dag.parser import read_dag
-from condor_rlrep.hooks.layout import node_state_path
+from condor_rlrep.rundir.layout import node_state_path
 from condor_rlrep.instrument import InstrumentOptions, instrument
 
 T0 = 1_780_000_000.0

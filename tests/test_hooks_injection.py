@@ -20,7 +20,7 @@ from condor_rlrep.condor.eventlog_writer import EventLogWriter
 from condor_rlrep.dag.parser import read_dag
 from condor_rlrep.errors import DagError, InputError
 from condor_rlrep.hooks.argv import hook_argv, parse_hook_argv
-from condor_rlrep.hooks.layout import node_state_path, node_submit_path
+from condor_rlrep.rundir.layout import node_state_path, node_submit_path
 from condor_rlrep.instrument import InstrumentOptions, instrument
 
 SUB = "executable = /bin/true\noutput = job.out\nerror = job.err\nqueue\n"

@@ -9,13 +9,13 @@ from pathlib import Path
 
 from _hookutil import FIGURE1, post_macros, pre_macros, script_argv, substitute
 from condor_rlrep.agent.config import AgentConfig
-from condor_rlrep.agent.location import create_store
+from condor_rlrep.store.location import create_store
 from condor_rlrep.condor.eventlog_writer import EventLogWriter
 from condor_rlrep.instrument import InstrumentOptions, instrument
 
-# condor_rlrep.graph is allowed: the PRE computes φ′ with condor_rlrep.criticality
+# condor_rlrep.dag.graph is allowed: the PRE computes φ′ with condor_rlrep.criticality
 # (one implementation), which imports graph's names; graph itself imports none of these.
-FORBIDDEN = ("scipy", "matplotlib", "numpy", "networkx", "click", "condor_rlrep.dag", "condor_rlrep.bottlemod",
+FORBIDDEN = ("scipy", "matplotlib", "numpy", "networkx", "click", "condor_rlrep.dag.parser", "condor_rlrep.dag.model", "condor_rlrep.bottlemod",
              "condor_rlrep.estimates", "tomllib",
              "zoneinfo")  # the default zone is UTC: no tz database needed (agent.state)
 
@@ -40,7 +40,7 @@ def test_warm_hooks_import_no_heavy_modules(tmp_path: Path) -> None:
     instrument(FIGURE1, out, InstrumentOptions(store=str(tmp_path / "s.sqlite")))  # builds the cache
     argv, cwd = script_argv(out, "A", "PRE")
     pre_modules = _imported(substitute(argv, {"$JOB": "A", **pre_macros()}), cwd)
-    assert "condor_rlrep.agent.store" in pre_modules and "condor_rlrep.criticality" in pre_modules
+    assert "condor_rlrep.store.sqlite" in pre_modules and "condor_rlrep.criticality" in pre_modules
     # one replica (the greedy choice): the user's description plus
     # tags, no submit parser to load (htcondor2 is half of a PRE's CPU)
     assert "a=1 " in (Path(str(out) + ".rlrep") / "hooks.log").read_text()
@@ -63,7 +63,7 @@ def test_a_replicated_pre_checks_its_description_with_htcondor2(tmp_path: Path) 
     argv, cwd = script_argv(out, "A", "PRE")
     modules = _imported(substitute(argv, {"$JOB": "A", **pre_macros()}), cwd)
     assert "a=2 (fixed)" in (Path(str(out) + ".rlrep") / "hooks.log").read_text()
-    assert "htcondor2" in modules and "condor_rlrep.agent.store" not in modules
+    assert "htcondor2" in modules and "condor_rlrep.store.sqlite" not in modules
 
 
 def test_a_single_replica_post_of_a_fixed_policy_loads_no_bindings(tmp_path: Path) -> None:
@@ -73,7 +73,7 @@ def test_a_single_replica_post_of_a_fixed_policy_loads_no_bindings(tmp_path: Pat
     assert "htcondor2" not in _imported(substitute(argv, {"$JOB": "A", **pre_macros()}), cwd)
     argv, cwd = script_argv(out, "A", "POST")
     modules = _imported(substitute(argv, {"$JOB": "A", **post_macros(5, 1, 0)}), cwd)
-    assert "htcondor2" not in modules and "condor_rlrep.agent.store" not in modules
+    assert "htcondor2" not in modules and "condor_rlrep.store.sqlite" not in modules
 
 
 def test_a_model_post_that_flushes_the_spool_stays_lean(tmp_path: Path) -> None:
@@ -93,6 +93,6 @@ def test_a_model_post_that_flushes_the_spool_stays_lean(tmp_path: Path) -> None:
     argv, cwd = script_argv(out, "A", "POST")
     modules = _imported(substitute(argv, {"$JOB": "A", **post_macros(5, 1, 0)}), cwd)
     assert "1 spooled update(s) flushed" in (Path(result.context) / "hooks.log").read_text().splitlines()[-1]
-    assert "condor_rlrep.survival" in modules
+    assert "condor_rlrep.survival.model" in modules
     heavy = {m for m in modules if m.split(".")[0] in FORBIDDEN or m in FORBIDDEN}
     assert not heavy, heavy

@@ -19,16 +19,16 @@ from pathlib import Path
 import pytest
 
 from _hookutil import post_macros, pre_macros, script_argv, substitute
-from condor_rlrep.agent import SqliteStore
+from condor_rlrep.store import SqliteStore
 from condor_rlrep.condor.eventlog import read_events, rebuild_cluster
 from condor_rlrep.condor.eventlog_writer import EventLogWriter
 from condor_rlrep.errors import InputError
-from condor_rlrep.hooks.layout import node_state_path
-from condor_rlrep.hooks.model import exposure_cells
+from condor_rlrep.rundir.layout import node_state_path
+from condor_rlrep.survival.live import exposure_cells
 from condor_rlrep.hooks.post import run_post
 from condor_rlrep.hooks.pre import run_pre
 from condor_rlrep.instrument import InstrumentOptions, instrument
-from condor_rlrep.survival import SurvivalModel, choose_replicas, parse_model_spec
+from condor_rlrep.survival.model import SurvivalModel, choose_replicas, parse_model_spec
 
 MONDAY_10 = float(calendar.timegm((2026, 12, 7, 10, 0, 0)))  # hour of week 10 in UTC
 K, PRIOR = 4 * 3600.0, 1 / (8 * 3600.0)  # SurvivalModel's defaults
@@ -215,17 +215,18 @@ def test_agent_show_model_explains_rates_and_the_choice(tmp_path):
 
 
 def test_job_log_of_a_description(tmp_path):
-    from condor_rlrep.hooks.model import job_log
+    from condor_rlrep.condor.joblog import job_log
 
-    ctx = str(tmp_path / "ctx")
+    own = str(tmp_path / "ctx" / "logs" / "A%2Fb.log")
     base = "executable = /bin/true\n"
-    lines, path, _ = job_log(base + "queue\n", ctx, "A/b", {"JOB": "A/b"}, "/work/node")
-    assert path == f"{ctx}/logs/A%2Fb.log" and lines == [f"log = {path}"]  # ours, in the run directory
-    assert job_log(base + "log = $(JOB).log\nqueue\n", ctx, "A", {"JOB": "A"}, "/w") == ([], "/w/A.log",
-                                                                                       "the user's job log")
-    assert job_log(base + "initialdir = sub\nLog = x.log\nqueue\n", ctx, "A", {}, "/w")[1] == "/w/sub/x.log"
-    assert job_log(base + "log = /abs/x.log\nqueue\n", ctx, "A", {}, "/w")[1] == "/abs/x.log"
-    assert job_log(base + "log = j.$(Cluster).log\nqueue\n", ctx, "A", {}, "/w")[1] is None  # known only at submit
+    lines, path, _ = job_log(base + "queue\n", own, {"JOB": "A/b"}, "/work/node")
+    assert path == own and lines == [f"log = {path}"]  # ours, in the run directory
+    assert (tmp_path / "ctx" / "logs").is_dir()
+    assert job_log(base + "log = $(JOB).log\nqueue\n", own, {"JOB": "A"}, "/w") == ([], "/w/A.log",
+                                                                                   "the user's job log")
+    assert job_log(base + "initialdir = sub\nLog = x.log\nqueue\n", own, {}, "/w")[1] == "/w/sub/x.log"
+    assert job_log(base + "log = /abs/x.log\nqueue\n", own, {}, "/w")[1] == "/abs/x.log"
+    assert job_log(base + "log = j.$(Cluster).log\nqueue\n", own, {}, "/w")[1] is None  # known only at submit
 
 
 def test_the_model_learns_without_keyboard_idle_when_no_log_has_it(tmp_path):

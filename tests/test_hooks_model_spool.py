@@ -17,10 +17,10 @@ from pathlib import Path
 import pytest
 
 from _hookutil import SHARED_DATA, post_macros, pre_macros, run_script
-from condor_rlrep.agent import SqliteStore
+from condor_rlrep.store import SqliteStore
 from condor_rlrep.condor.eventlog import read_events, rebuild_cluster
-from condor_rlrep.hooks import model as model_path
-from condor_rlrep.hooks.layout import node_state_path
+from condor_rlrep.survival import live as model_path
+from condor_rlrep.rundir.layout import node_state_path
 from condor_rlrep.hooks.post import _spool_model, flush_spool
 from condor_rlrep.instrument import InstrumentOptions, instrument
 from test_hooks_model import CELLS, MONDAY_10, _dag, _hook, _play_node

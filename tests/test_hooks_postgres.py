@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from _pgcluster import Cluster
-from condor_rlrep.agent.location import open_store
+from condor_rlrep.store.location import open_store
 from condor_rlrep.condor.eventlog_writer import EventLogWriter
 from condor_rlrep.instrument import InstrumentOptions, instrument
 from test_live_path import T0, figure1, hooks_log, post, pre, state_of
@@ -61,9 +61,9 @@ def test_model_updates_wait_in_the_spool_while_the_server_is_down(tmp_path: Path
     """model:R: a POST that cannot reach the server spools the attempt's runs;
     the next POST that can flushes them into the same store, binned as a
     direct record would have binned them."""
-    from condor_rlrep.agent.store import SqliteStore
+    from condor_rlrep.store.sqlite import SqliteStore
     from condor_rlrep.condor.eventlog import read_events, rebuild_cluster
-    from condor_rlrep.hooks import model as model_path
+    from condor_rlrep.survival import live as model_path
 
     url = pg_cluster.create_database("rlrep_hooks_model_down")
     out = tmp_path / "run" / "f.dag"

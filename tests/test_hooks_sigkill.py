@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from _hookutil import script_argv, substitute
-from condor_rlrep.agent.store import SqliteStore
+from condor_rlrep.store.sqlite import SqliteStore
 from condor_rlrep.condor.eventlog_writer import EventLogWriter
-from condor_rlrep.hooks.layout import node_submit_path
+from condor_rlrep.rundir.layout import node_submit_path
 from condor_rlrep.instrument import InstrumentOptions, instrument
 
 KILLS = int(os.environ.get("RLREP_SIGKILLS", "100"))
@@ -40,7 +40,7 @@ def trained(path: Path, prefer: int) -> Path:
     agent = Agent(AgentConfig(max_replicas=3, schedule="fixed", epsilon_low=0.0), rng=0)
     for state in range(agent.n_states):
         agent.learn(state, prefer, 1.0)
-    agent.save_to_store(str(path))
+    SqliteStore.save_agent(str(path), agent)
     return path
 
 

@@ -13,12 +13,12 @@ from _hookutil import FIGURE1
 from condor_rlrep.criticality import plan_workflow
 from condor_rlrep.dag.parser import read_dag
 from condor_rlrep.estimates import resolve_estimates
-from condor_rlrep.graph import build_graph
-from condor_rlrep.hooks import cache as cache_module
+from condor_rlrep.dag.graph import build_graph
+from condor_rlrep.rundir import plan as cache_module
 from condor_rlrep.hooks.argv import parse_hook_argv
-from condor_rlrep.hooks.cache import load_plan
-from condor_rlrep.hooks.layout import HookSettings, node_file_stem
-from condor_rlrep.hooks.runstate import workflow_start
+from condor_rlrep.rundir.plan import load_plan
+from condor_rlrep.rundir.layout import HookSettings, node_file_stem
+from condor_rlrep.rundir.runstate import workflow_start
 
 
 def test_workflow_start_is_kept_across_retry_and_rescue(tmp_path: Path) -> None:

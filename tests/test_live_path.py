@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from _hookutil import FIGURE1
-from condor_rlrep.agent.location import STORE_ENV, is_url, resolve_store, unwritable_reason
-from condor_rlrep.agent.store import SqliteStore
+from condor_rlrep.store.location import STORE_ENV, is_url, resolve_store, unwritable_reason
+from condor_rlrep.store.sqlite import SqliteStore
 from condor_rlrep.condor.eventlog import rebuild_cluster, read_events
 from condor_rlrep.condor.eventlog_writer import EventLogWriter
 from condor_rlrep.condor.replica_files import CLUSTER_MARK, plan_replica_files, promote_winner, replica_path
@@ -134,7 +134,7 @@ def trained(path: Path, *, prefer: int, max_replicas: int, second: int | None = 
         agent.learn(state, prefer, 1.0)
         if second is not None:
             agent.learn(state, second, 0.5)
-    agent.save_to_store(str(path))
+    SqliteStore.save_agent(str(path), agent)
     return path
 
 

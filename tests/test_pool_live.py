@@ -224,12 +224,13 @@ def trained_store(pool: Pool, path: Path, prefer: int, max_replicas: int) -> Pat
     """A store whose agent prefers ``prefer`` replicas in every state, as if trained."""
     from condor_rlrep.agent.bandit import Agent
     from condor_rlrep.agent.config import AgentConfig
+    from condor_rlrep.store.sqlite import SqliteStore
 
     agent = Agent(AgentConfig(max_replicas=max_replicas, schedule="fixed", epsilon_low=0.0), rng=0)
     for state in range(agent.n_states):
         agent.learn(state, prefer, 1.0)
     path.parent.mkdir(parents=True, exist_ok=True)
-    agent.save_to_store(str(path))
+    SqliteStore.save_agent(str(path), agent)
     pool.own(path.parent)
     return path
 
@@ -356,7 +357,7 @@ def test_store_locked_then_unreadable_mid_run_nodes_run_unmodified_and_the_dag_s
 def test_instrument_refuses_a_store_the_pool_user_cannot_write(pool: Pool) -> None:
     work = figure1(pool, "refuse", 4)
     store = work / "theirs" / "agent.sqlite"
-    from condor_rlrep.agent.store import SqliteStore
+    from condor_rlrep.store.sqlite import SqliteStore
 
     store.parent.mkdir()
     SqliteStore.create(store).close()

@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 
 from _pool import Pool, hooks_log, write
-from condor_rlrep.agent import SqliteStore
+from condor_rlrep.store import SqliteStore
 from condor_rlrep.agent.state import StateSpace
-from condor_rlrep.hooks.model import exposure_cells
+from condor_rlrep.survival.live import exposure_cells
 from condor_rlrep.condor.eventlog import cluster_nodes, read_events, rebuild_cluster
-from condor_rlrep.survival import SurvivalModel, choose_replicas
+from condor_rlrep.survival.model import SurvivalModel, choose_replicas
 
 pytestmark = pytest.mark.pool
 

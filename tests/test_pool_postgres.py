@@ -20,7 +20,7 @@ import pytest
 
 from _pgcluster import PASSWORD, ROLE, Cluster
 from _pool import REPO, Pool, dagman_out, hooks_log, write
-from condor_rlrep.agent.location import open_store
+from condor_rlrep.store.location import open_store
 
 pytestmark = pytest.mark.pool
 

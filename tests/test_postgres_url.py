@@ -8,9 +8,9 @@ from urllib.parse import quote
 
 from hypothesis import given, strategies as st
 
-from condor_rlrep.agent.backends import describe_store
-from condor_rlrep.agent.location import resolve_store as resolve
-from condor_rlrep.agent.postgres_url import has_password, is_postgres_url, redact_url, scrub, url_password
+from condor_rlrep.store.backends import describe_store
+from condor_rlrep.store.location import resolve_store as resolve
+from condor_rlrep.store.postgres_url import has_password, is_postgres_url, redact_url, scrub, url_password
 
 
 def test_recognised_and_redacted():
@@ -55,7 +55,7 @@ def test_the_password_never_survives(secret, where):
 
 
 def test_choosing_a_backend_imports_no_driver():
-    code = ("import sys, condor_rlrep.agent.backends as b; b.describe_store('postgresql://u:p@h/d');"
+    code = ("import sys, condor_rlrep.store.backends as b; b.describe_store('postgresql://u:p@h/d');"
             " print([m for m in ('psycopg', 'numpy') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

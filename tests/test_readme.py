@@ -25,10 +25,4 @@ def test_readme_main_job_names_a_shipped_experiment():
     main_job = _fenced_commands(readme)[0]
     match = re.search(r"condor-rlrep sweep (\S+)", main_job)
     assert match, main_job
-    assert (ROOT / "sim" / "experiments" / f"{match.group(1)}.toml").exists()
-
-
-def test_shipped_experiments_equal_sim_experiments():
-    shipped = ROOT / "condor_rlrep" / "data" / "experiments"
-    for source in sorted((ROOT / "sim" / "experiments").glob("*.toml")):
-        assert (shipped / source.name).read_bytes() == source.read_bytes(), source.name
+    assert (ROOT / "condor_rlrep" / "data" / "experiments" / f"{match.group(1)}.toml").exists()

@@ -17,7 +17,7 @@ import htcondor2
 
 from condor_rlrep.condor.eventlog_writer import EventLogWriter
 from condor_rlrep.condor.reaper import Reaper, removal_constraint
-from condor_rlrep.hooks.layout import HookSettings
+from condor_rlrep.rundir.layout import HookSettings
 from condor_rlrep.hooks.reaper import run_reaper
 
 T0 = 1_780_000_000.0

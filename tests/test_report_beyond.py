@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from condor_rlrep.cli.main import cli
-from condor_rlrep.report.beyond import check_goals
-from condor_rlrep.report.data import ResultTable, parse_policy
-from condor_rlrep.report.render import render_report
+from condor_rlrep.sweepreport.beyond import check_goals
+from condor_rlrep.sweepreport.data import ResultTable, parse_policy
+from condor_rlrep.sweepreport.render import render_report
 
 # (policy, P) -> (workflows within P, replica energy kWh, mean replicas per task); 1,000 workflows each
 BEYOND = {

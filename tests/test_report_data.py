@@ -8,8 +8,8 @@ from hypothesis import strategies as st
 
 from condor_rlrep.errors import InputError
 from condor_rlrep.policyspec import STRATEGIES, parse_spec
-from condor_rlrep.report.data import ResultTable, RunRecord, fixed_counterpart, max_replicas, parse_policy
-from condor_rlrep.report.findings import findings
+from condor_rlrep.sweepreport.data import ResultTable, RunRecord, fixed_counterpart, max_replicas, parse_policy
+from condor_rlrep.sweepreport.findings import findings
 
 
 def _doc(policy, phi, within, energy_kwh, workflows=("figure1",)):
@@ -115,7 +115,7 @@ def test_findings_verdicts_follow_the_numbers():
 def test_montage_figure6_tables_and_finding(tmp_path):
     import json
 
-    from condor_rlrep.report.render import render_report
+    from condor_rlrep.sweepreport.render import render_report
 
     mt = ("montage",)
     docs = [
@@ -160,7 +160,7 @@ def test_montage_verdict_is_judged_per_maximum_and_p_not_on_means():
 def test_a_quick_report_says_what_it_ran_not_the_full_grids_year(tmp_path):
     import json
 
-    from condor_rlrep.report.render import render_report
+    from condor_rlrep.sweepreport.render import render_report
 
     docs = [_doc("single", 0.1, 400, 1000.0), _doc("fixed:2", 0.1, 500, 2000.0), _doc("single", 0.5, 600, 1000.0)]
     (tmp_path / "runs").mkdir()

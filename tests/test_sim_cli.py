@@ -38,19 +38,19 @@ def test_simulate_json_summary(trace_dir, tmp_path):
 
 
 def test_train_writes_a_store_the_agent_loads(trace_dir, tmp_path):
-    from condor_rlrep.agent.bandit import Agent
+    from condor_rlrep.store.sqlite import load_agent
 
     store = tmp_path / "agent.db"
     args = ["train", "--trace", str(trace_dir), "--store", str(store), "--replicas", "3", "--fraction", "0.5"]
     result = CliRunner().invoke(cli, args)
     assert result.exit_code == 0, result.output
-    agent = Agent.load_from_store(str(store))
+    agent = load_agent(str(store))
     assert agent.config.max_replicas == 3 and agent.rewards_seen > 0
     again = CliRunner().invoke(cli, args)
     assert again.exit_code != 0 and "--replace" in again.output
     resumed = CliRunner().invoke(cli, args + ["--resume"])
     assert resumed.exit_code == 0, resumed.output
-    assert Agent.load_from_store(str(store)).rewards_seen > agent.rewards_seen
+    assert load_agent(str(store)).rewards_seen > agent.rewards_seen
 
 
 def test_bad_input_is_one_line_exit_2(trace_dir, tmp_path, capsys):

@@ -13,8 +13,10 @@ import sys
 import numpy as np
 import pytest
 
-from condor_rlrep.agent import Agent, AgentConfig, SqliteStore, StateError, default_store_path
-from condor_rlrep.agent._schema import APPLICATION_ID, SCHEMA_VERSION
+from condor_rlrep.agent import Agent, AgentConfig, StateError
+from condor_rlrep.store.sqlite import load_agent
+from condor_rlrep.store import SqliteStore, default_store_path
+from condor_rlrep.store._sqlite_schema import APPLICATION_ID, SCHEMA_VERSION
 from condor_rlrep.energy import PowerTable
 from condor_rlrep.errors import StoreError
 from condor_rlrep.outcome import Invocation, evaluate
@@ -319,13 +321,13 @@ def test_memory_agent_saves_and_loads(tmp_path):
     for k in range(200):
         agent.learn(k % agent.n_states, 1 + k % 3, [1.0, -5.0, 0.25][k % 5 % 3])
     p = tmp_path / "trained.sqlite"
-    agent.save_to_store(p)
-    loaded = Agent.load_from_store(p, rng=0)
+    SqliteStore.save_agent(p, agent)
+    loaded = load_agent(p, rng=0)
     assert loaded.to_state() == agent.to_state() and loaded.config == config
     assert np.array_equal(loaded.policy()[0], agent.policy()[0])
     with pytest.raises(StoreError, match="already holds"):
-        agent.save_to_store(p)
-    agent.save_to_store(p, replace=True)
+        SqliteStore.save_agent(p, agent)
+    SqliteStore.save_agent(p, agent, replace=True)
     with SqliteStore(p) as s:  # the hooks' view: the learned greedy action
         state = 5
         d = s.decide(phi_prime=0.5, hour=state // 3, rng=0)
@@ -340,7 +342,7 @@ def test_default_store_path():
 
 def test_hook_path_imports_stay_light():
     code = (
-        "import sys, condor_rlrep.agent, condor_rlrep.agent.store; "
+        "import sys, condor_rlrep.agent, condor_rlrep.store.sqlite; "
         "heavy = [m for m in ('numpy', 'scipy', 'matplotlib', 'htcondor2') if m in sys.modules]; "
         "print(heavy)"
     )

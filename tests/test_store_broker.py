@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 
 from condor_rlrep.agent import AgentConfig
-from condor_rlrep.agent.broker import BrokerClient, StoreBroker, connect
-from condor_rlrep.agent.location import create_store, open_store
+from condor_rlrep.store.broker import BrokerClient, StoreBroker, connect
+from condor_rlrep.store.location import create_store, open_store
 from condor_rlrep.errors import StaleExposureError, StoreError
-from condor_rlrep.hooks.layout import broker_socket
+from condor_rlrep.rundir.layout import broker_socket
 
 
 @pytest.fixture
@@ -155,8 +155,8 @@ def test_a_postgresql_store_through_the_broker(tmp_path: Path, pg_url: str) -> N
 def test_the_model_policys_requests_go_through_the_broker(tmp_path: Path, pg_url: str) -> None:
     """model:R's PRE reads the survival model and its POST adds a node's runs,
     through the run's broker as the agent's hooks do (a server store)."""
-    from condor_rlrep.hooks import model as model_path
-    from condor_rlrep.survival import ModelSpec
+    from condor_rlrep.survival import live as model_path
+    from condor_rlrep.survival.model import ModelSpec
 
     create_store(pg_url, AgentConfig(max_replicas=3)).close()
     sock = _short_socket(tmp_path)

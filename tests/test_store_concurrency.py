@@ -12,7 +12,8 @@ from collections import defaultdict
 
 import pytest
 
-from condor_rlrep.agent import AgentConfig, SqliteStore
+from condor_rlrep.agent import AgentConfig
+from condor_rlrep.store import SqliteStore
 
 REWARDS = (1.0, 0.5, -5.0)
 

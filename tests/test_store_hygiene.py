@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 from click.testing import CliRunner
 
-from condor_rlrep.agent import AgentConfig, backends
-from condor_rlrep.agent.retention import Retention, format_duration, parse_duration
+from condor_rlrep.agent import AgentConfig
+from condor_rlrep.store import backends
+from condor_rlrep.store.retention import Retention, format_duration, parse_duration
 from condor_rlrep.cli.agent_cmd import agent
 from condor_rlrep.errors import StaleExposureError, StoreError
 

@@ -10,7 +10,7 @@ import pytest
 
 from _hookutil import FIGURE1
 from _pgcluster import PASSWORD, Cluster
-from condor_rlrep.agent.location import (
+from condor_rlrep.store.location import (
     describe_store, has_password, open_store, resolve_store, store_exists, unwritable_reason,
 )
 from condor_rlrep.errors import InputError, StoreError

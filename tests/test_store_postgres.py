@@ -15,7 +15,8 @@ import pytest
 from click.testing import CliRunner
 
 from _pgcluster import PASSWORD, ROLE
-from condor_rlrep.agent import Agent, AgentConfig, SqliteStore, StateError, backends
+from condor_rlrep.agent import Agent, AgentConfig, StateError
+from condor_rlrep.store import SqliteStore, backends
 from condor_rlrep.cli.agent_cmd import agent
 from condor_rlrep.cli.main import cli
 from condor_rlrep.errors import StaleExposureError, StoreError
@@ -23,8 +24,8 @@ from condor_rlrep.errors import StaleExposureError, StoreError
 pytestmark = pytest.mark.postgres
 psycopg = pytest.importorskip("psycopg")
 
-from condor_rlrep.agent.postgres import PostgresStore  # noqa: E402
-from condor_rlrep.agent.postgres_schema import SCHEMA, SCHEMA_VERSION  # noqa: E402
+from condor_rlrep.store.postgres import PostgresStore  # noqa: E402
+from condor_rlrep.store._postgres_schema import SCHEMA, SCHEMA_VERSION  # noqa: E402
 
 CONFIG = AgentConfig(n_bins=1, max_replicas=3, schedule="sliding-window", switch_after=5, window=4,
                      drift_threshold=0.8, recovery=3)
@@ -180,7 +181,7 @@ def test_trained_agent_saves_loads_and_imports(pg_url, tmp_path):
         backends.save_agent(pg_url, trained)
     backends.save_agent(pg_url, trained, replace=True)
     sqlite_path = tmp_path / "t.sqlite"
-    trained.save_to_store(str(sqlite_path))
+    SqliteStore.save_agent(str(sqlite_path), trained)
     with SqliteStore(sqlite_path) as sq, PostgresStore(pg_url) as pg:
         assert _text(sq).replace('"last_decision_id": 0', "") == _text(pg).replace('"last_decision_id": 0', "")
 
@@ -215,7 +216,7 @@ def test_password_is_never_shown(pg_cluster, pg_url, tmp_path):
                        f"password={PASSWORD}\n")
     for spec, env in ((bare, {"PGPASSFILE": str(passfile)}),
                       ("postgresql:///?service=rlrep", {"PGSERVICEFILE": str(service)})):
-        code = "import sys; from condor_rlrep.agent.postgres import PostgresStore; print(PostgresStore(sys.argv[1]).stats().decisions)"
+        code = "import sys; from condor_rlrep.store.postgres import PostgresStore; print(PostgresStore(sys.argv[1]).stats().decisions)"
         run = subprocess.run([sys.executable, "-c", code, spec], env={**os.environ, **env}, capture_output=True,
                              text=True, timeout=60)
         assert run.returncode == 0 and run.stdout.strip() == "1", run.stderr

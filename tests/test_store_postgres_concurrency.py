@@ -18,8 +18,8 @@ from condor_rlrep.errors import StoreError
 pytestmark = pytest.mark.postgres
 psycopg = pytest.importorskip("psycopg")
 
-from condor_rlrep.agent.postgres import PostgresStore  # noqa: E402
-from condor_rlrep.agent.postgres_schema import SCHEMA  # noqa: E402
+from condor_rlrep.store.postgres import PostgresStore  # noqa: E402
+from condor_rlrep.store._postgres_schema import SCHEMA  # noqa: E402
 
 REWARDS = (1.0, 0.5, -5.0)
 CONFIG = AgentConfig(switch_after=10**9)  # sample means throughout: q is the plain mean of a cell's rewards

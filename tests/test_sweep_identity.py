@@ -262,7 +262,7 @@ def _committed() -> list[Path]:
 
 @pytest.mark.skipif(not RESULTS.is_dir(), reason="no sim/results in this checkout")
 def test_every_committed_folder_is_accepted_as_it_is():
-    from condor_rlrep.report.sources import Sweep, find_sweeps, group_by_trace
+    from condor_rlrep.sweepreport.sources import Sweep, find_sweeps, group_by_trace
 
     folders = _committed()
     # folders from before identities are read through experiment.json; those
@@ -283,7 +283,7 @@ def test_every_committed_folder_is_accepted_as_it_is():
 
 @pytest.mark.skipif(not RESULTS.is_dir(), reason="no sim/results in this checkout")
 def test_a_committed_report_renders_byte_for_byte_as_committed(tmp_path):
-    from condor_rlrep.report.render import render_report
+    from condor_rlrep.sweepreport.render import render_report
 
     copy = tmp_path / "paper-figure1"
     shutil.copytree(RESULTS / "paper-figure1", copy)

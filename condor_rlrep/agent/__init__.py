@@ -1,17 +1,15 @@
-"""The replica bandit agent (§4.4 of the replication paper) and its store.
+"""The replica bandit agent (§4.4 of the replication paper): what it learns
+and how it chooses. How its values are kept on disk is :mod:`condor_rlrep.store`,
+which depends on this package, never the other way round.
 
-Public API, imported lazily so that the hooks' ``SqliteStore(...).decide()``
-path loads neither numpy nor the in-memory agent:
+Public API, imported lazily so that the hooks' fast path (a store's
+``decide()``) loads neither numpy nor the in-memory agent:
 
 - :class:`AgentConfig`, :class:`ConfigError` — every parameter, validated.
 - :class:`StateSpace`, :class:`StateError` — (hour, φ′ bin) ↔ state index.
 - :class:`Agent`, :class:`Choice` — in-memory agent: ``choose``/``learn``.
-- :class:`SqliteStore`, :class:`PostgresStore` (psycopg 3, imported only on
-  use), :class:`AgentStore`, :class:`Decision`, :class:`DecisionRecord`,
-  :class:`StoreStats`, :func:`default_store_path`; :mod:`.backends` opens
-  either from a spec (a path or a ``postgresql://`` URL).
-- ``sigma``, ``reward``, ``evaluate``, ``DEFAULT_FAILURE_REWARD`` — re-exported
-  from :mod:`condor_rlrep.outcome`, the one definition of σ and the reward.
+
+σ and the reward are defined once, in :mod:`condor_rlrep.outcome`.
 """
 
 from __future__ import annotations
@@ -19,25 +17,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__all__ = [
-    "AgentConfig",
-    "ConfigError",
-    "StateSpace",
-    "StateError",
-    "Agent",
-    "Choice",
-    "SqliteStore",
-    "PostgresStore",
-    "AgentStore",
-    "Decision",
-    "DecisionRecord",
-    "StoreStats",
-    "default_store_path",
-    "sigma",
-    "reward",
-    "evaluate",
-    "DEFAULT_FAILURE_REWARD",
-]
+__all__ = ["AgentConfig", "ConfigError", "StateSpace", "StateError", "Agent", "Choice"]
 
 _WHERE = {
     "AgentConfig": "config",
@@ -46,34 +26,18 @@ _WHERE = {
     "StateError": "state",
     "Agent": "bandit",
     "Choice": "bandit",
-    "SqliteStore": "store",
-    "PostgresStore": "postgres",
-    "AgentStore": "interface",
-    "Decision": "interface",
-    "DecisionRecord": "interface",
-    "StoreStats": "interface",
-    "default_store_path": "interface",
 }
-_OUTCOME = ("sigma", "reward", "evaluate", "DEFAULT_FAILURE_REWARD")
 
 if TYPE_CHECKING:
     from condor_rlrep.agent.bandit import Agent, Choice
     from condor_rlrep.agent.config import AgentConfig, ConfigError
     from condor_rlrep.agent.state import StateError, StateSpace
-    from condor_rlrep.agent.interface import AgentStore, Decision, DecisionRecord, StoreStats, default_store_path
-    from condor_rlrep.agent.postgres import PostgresStore
-    from condor_rlrep.agent.store import SqliteStore
-    from condor_rlrep.outcome import DEFAULT_FAILURE_REWARD, evaluate, reward, sigma
 
 
 def __getattr__(name: str) -> Any:
-    if name in _WHERE:
-        module = importlib.import_module(f"condor_rlrep.agent.{_WHERE[name]}")
-    elif name in _OUTCOME:
-        module = importlib.import_module("condor_rlrep.outcome")
-    else:
+    if name not in _WHERE:
         raise AttributeError(f"module 'condor_rlrep.agent' has no attribute {name!r}")
-    value = getattr(module, name)
+    value = getattr(importlib.import_module(f"condor_rlrep.agent.{_WHERE[name]}"), name)
     globals()[name] = value
     return value
 

@@ -255,17 +255,3 @@ class Agent:
             agent._greedy[state] = greedy_index(agent._q[state])
         agent._cache = [None] * agent.n_states
         return agent
-
-    def save_to_store(self, path: str, *, replace: bool = False) -> None:
-        """Write this agent (config and estimates, no decisions) to a SQLite store."""
-        from condor_rlrep.agent.store import SqliteStore
-
-        SqliteStore.save_agent(path, self, replace=replace)
-
-    @classmethod
-    def load_from_store(cls, path: str, *, rng: Any = None) -> Agent:
-        """An in-memory agent with a store's config and estimates."""
-        from condor_rlrep.agent.store import SqliteStore
-
-        with SqliteStore(path) as store:
-            return store.load_agent(rng=rng)

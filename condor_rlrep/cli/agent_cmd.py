@@ -18,10 +18,10 @@ from typing import Any
 
 import click
 
-from condor_rlrep.agent import backends
+from condor_rlrep.store import backends
 from condor_rlrep.agent.config import SCHEDULES, STRATEGIES, AgentConfig
-from condor_rlrep.agent.location import resolve_store
-from condor_rlrep.agent.retention import Retention, parse_duration
+from condor_rlrep.store.location import resolve_store
+from condor_rlrep.store.retention import Retention, parse_duration
 from condor_rlrep.atomic import atomic_path
 from condor_rlrep.cli.options import HELP, emit_json, json_option, out_option
 from condor_rlrep.cli.params import FiniteFloat, Seconds
@@ -172,7 +172,7 @@ def show(store_path: str | None, as_json: bool, plot: str | None, model_spec: st
 def _show_model(store_path: str | None, spec_text: str, phi_prime: float | None, estimate: float | None,
                 timestamp: float | None, as_json: bool) -> None:
     from condor_rlrep.agent.state import StateSpace
-    from condor_rlrep.survival import SurvivalModel, choose_replicas, hourly_rates, parse_model_spec
+    from condor_rlrep.survival.model import SurvivalModel, choose_replicas, hourly_rates, parse_model_spec
 
     try:
         spec = parse_model_spec(spec_text)

@@ -2,7 +2,7 @@
 
 One verb for both reports a user asks for — ``report RUN.dag`` (what the
 replicas of a live run did, :mod:`condor_rlrep.runreport`) and ``report
-SWEEP_DIR`` (a sweep's simulated results, :mod:`condor_rlrep.report`) —
+SWEEP_DIR`` (a sweep's simulated results, :mod:`condor_rlrep.sweepreport`) —
 told apart by the argument: a DAG is a file, a sweep is a folder.
 """
 
@@ -73,7 +73,7 @@ def report(ctx: click.Context, targets: tuple[str, ...], out_dir: str | None, as
     data = RunReader(target).read()
     store = None
     if data.files.store:
-        from condor_rlrep.agent.location import open_store
+        from condor_rlrep.store.location import open_store
 
         store = open_store(data.files.store)
     try:

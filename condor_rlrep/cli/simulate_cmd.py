@@ -148,8 +148,8 @@ def simulate(policy: str, as_json: bool, **opts: Any) -> None:
 def train(store: str, max_replicas: int, resume: bool, replace_store: bool, as_json: bool, **opts: Any) -> None:
     """Train the agent in simulation (rl:R) and save it to a store the hooks use
     (then: `condor-rlrep instrument DAG --store S`)."""
-    from condor_rlrep.agent import backends
-    from condor_rlrep.agent.location import resolve_store
+    from condor_rlrep.store import backends
+    from condor_rlrep.store.location import resolve_store
 
     store = resolve_store(store)
     agent = None

@@ -64,7 +64,7 @@ def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_repo
         summary = run_local(definition, out, jobs=jobs, only=wanted or None, on_run_done=lambda _: bar.update(1))
     report_path = None
     if not only and not no_report:
-        from condor_rlrep.report.render import render_report
+        from condor_rlrep.sweepreport.render import render_report
 
         report_path = render_report(out.root)
     if as_json:
@@ -95,7 +95,7 @@ def render_sweeps(folders: list[Path], out_dir: Path | None, tuning_seeds: list[
     """One sweep folder: its report, in it. A folder of sweeps: one report
     of them all, in it (or ``out_dir``). Several folders: one report, into
     ``out_dir``."""
-    from condor_rlrep.report.render import render_combined, render_report
+    from condor_rlrep.sweepreport.render import render_combined, render_report
 
     if len(folders) == 1 and (folders[0] / "experiment.json").exists():
         if out_dir is not None and out_dir.resolve() != folders[0].resolve():

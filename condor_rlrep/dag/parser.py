@@ -839,7 +839,7 @@ _LOW32 = (1 << 32) - 1
 def _numpy_acyclic(wf: Workflow, index: dict[str, int], edge_keys: list[int], total: int) -> bool:
     import numpy as np
 
-    from ..graph import is_acyclic
+    from .graph import is_acyclic
 
     get = index.__getitem__
     keys = np.array(edge_keys, dtype=np.int64)

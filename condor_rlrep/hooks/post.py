@@ -57,7 +57,7 @@ def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -
     try:
         if context is None or node is None:
             raise ValueError("hook argv lacks --ctx or --node/$JOB")
-        from condor_rlrep.hooks.layout import HookSettings
+        from condor_rlrep.rundir.layout import HookSettings
 
         settings = HookSettings.load(context)
         state = _current_state(context, node, args, notes)
@@ -111,8 +111,8 @@ def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -
 def _journal(context: str | None, hook: str, node: str | None, args: HookArgs | None, state: dict[str, Any] | None,
              history: Any, extra: dict[str, Any]) -> None:
     """The verdict and the replicas, for ``status``/``report``
-    (:mod:`condor_rlrep.runreport.journal`); never raises."""
-    from condor_rlrep.runreport.journal import append, history_record
+    (:mod:`condor_rlrep.rundir.journal`); never raises."""
+    from condor_rlrep.rundir.journal import append, history_record
 
     try:
         record: dict[str, Any] = dict(extra)
@@ -161,8 +161,8 @@ def _normalise(argv: list[str], positions: str | None, value: str) -> None:
 
 def _current_state(context: str, node: str, args: HookArgs, notes: list[str]) -> dict[str, Any] | None:
     """PRE's state for this attempt, or None (then the node is judged as unchanged)."""
-    from condor_rlrep.hooks.layout import node_state_path
-    from condor_rlrep.hooks.runstate import read_node_state
+    from condor_rlrep.rundir.layout import node_state_path
+    from condor_rlrep.rundir.runstate import read_node_state
 
     try:
         state = read_node_state(node_state_path(context, node))
@@ -184,8 +184,8 @@ def _current_state(context: str, node: str, args: HookArgs, notes: list[str]) ->
 def _fixed_state(context: str, node: str, notes: list[str]) -> dict[str, Any] | None:
     """The state instrument wrote for a fixed-policy node that runs without
     PRE (its replicas and their files), or None."""
-    from condor_rlrep.hooks.layout import node_fixed_state_path
-    from condor_rlrep.hooks.runstate import read_node_state
+    from condor_rlrep.rundir.layout import node_fixed_state_path
+    from condor_rlrep.rundir.runstate import read_node_state
 
     try:
         return read_node_state(node_fixed_state_path(context, node))
@@ -202,7 +202,7 @@ def _note_dag_change(context: str, settings: Any, state: dict[str, Any], notes: 
     key = state.get("dag_key")
     if not key:
         return
-    from condor_rlrep.hooks.cache import plan_inputs, dag_digest
+    from condor_rlrep.rundir.plan import plan_inputs, dag_digest
 
     try:
         current = dag_digest(plan_inputs(settings), os.path.join(context, "cache", "digest.json"))
@@ -313,8 +313,8 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
         return summary + " (fixed policy: nothing to record)"
     from dataclasses import asdict
 
-    from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
-    from condor_rlrep.hooks.layout import broker_socket
+    from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
+    from condor_rlrep.rundir.layout import broker_socket
     from condor_rlrep.hooks.pre import DEFAULT_STORE_TIMEOUT
 
     store_path = str(settings.store or "")
@@ -351,7 +351,8 @@ def _bookkeeping(context: str, settings: Any, state: dict[str, Any], history: An
 def _record_model(context: str, settings: Any, state: dict[str, Any], history: Any) -> str:
     """model:R: the attempt's runs into the store's survival model, or into
     the spool when the store cannot take them (never raises)."""
-    from condor_rlrep.hooks import model as model_path
+    from condor_rlrep.condor.joblog import keyboard_idle_from
+    from condor_rlrep.survival import live as model_path
 
     try:
         key = model_path.record_key(str(settings.dag), state.get("run_id"), str(state.get("node")),
@@ -360,7 +361,7 @@ def _record_model(context: str, settings: Any, state: dict[str, Any], history: A
         idle, note = None, ""
         if model.get("job_log"):
             try:
-                idle = model_path.keyboard_idle_from(str(model["job_log"]), int(model.get("job_log_offset") or 0),
+                idle = keyboard_idle_from(str(model["job_log"]), int(model.get("job_log_offset") or 0),
                                                      history.cluster)
             except Exception as err:  # the runs still count, their idle bucket unknown
                 note = f" (job log unreadable: {describe(err)})"
@@ -369,9 +370,9 @@ def _record_model(context: str, settings: Any, state: dict[str, Any], history: A
         return f"model NOT updated: {describe(err)}"
     if not runs:
         return "model: no run to learn from" + note
-    from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+    from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
     from condor_rlrep.errors import StaleExposureError
-    from condor_rlrep.hooks.layout import broker_socket
+    from condor_rlrep.rundir.layout import broker_socket
     from condor_rlrep.hooks.pre import DEFAULT_STORE_TIMEOUT
 
     store_spec = str(settings.store or "")
@@ -412,7 +413,7 @@ def _spool_model(context: str, store_spec: str, key: str, runs: list[dict[str, A
     import hashlib
 
     from condor_rlrep.atomic import write_atomic
-    from condor_rlrep.hooks.runstate import PRIVATE
+    from condor_rlrep.rundir.runstate import PRIVATE
 
     directory = os.path.join(context, "spool")
     os.makedirs(directory, exist_ok=True)
@@ -433,7 +434,7 @@ def decision_identity(settings: Any, state: dict[str, Any]) -> dict[str, Any]:
 
 def _spool(context: str, decision_id: int, store_path: str, identity: dict[str, Any], outcome: dict[str, Any]) -> None:
     from condor_rlrep.atomic import write_atomic
-    from condor_rlrep.hooks.runstate import PRIVATE
+    from condor_rlrep.rundir.runstate import PRIVATE
 
     directory = os.path.join(context, "spool")
     os.makedirs(directory, exist_ok=True)
@@ -510,7 +511,7 @@ def _flush_outcome(store: Any, store_spec: str, path: str, document: dict[str, A
 def _flush_model(store: Any, store_spec: str, path: str, document: dict[str, Any]) -> str | None:
     """Record one spooled model update; None when done (or already counted), else why it stays."""
     from condor_rlrep.errors import InputError
-    from condor_rlrep.hooks.model import check_runs, record_runs
+    from condor_rlrep.survival.live import check_runs, record_runs
 
     if str(document.get("store")) != str(store_spec):
         return f"spool/{os.path.basename(path)} is for store {document.get('store')!r}: left there"
@@ -528,7 +529,7 @@ def close_undecided(settings: Any, node: str, state: dict[str, Any]) -> str | No
     is its estimate and nothing is learnt."""
     if not settings.store:
         return None
-    from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+    from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
 
     identity = {"dag": settings.dag, "node": node, "run": state.get("run_id"), "retry": state.get("retry")}
     closed = []
@@ -562,8 +563,8 @@ def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any]
         return None
     from dataclasses import asdict
 
-    from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
-    from condor_rlrep.hooks.layout import broker_socket
+    from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
+    from condor_rlrep.rundir.layout import broker_socket
     from condor_rlrep.condor.eventlog import ClusterHistory, cluster_nodes, read_events, rebuild_cluster
     from condor_rlrep.outcome import evaluate
 

@@ -83,7 +83,7 @@ def _submit_path(context: str | None, node: str | None) -> str | None:
     path from argv (nothing in a DAG can make PRE write elsewhere)."""
     if not context or node is None:
         return None
-    from condor_rlrep.hooks.layout import node_submit_path
+    from condor_rlrep.rundir.layout import node_submit_path
 
     return node_submit_path(context, node)
 
@@ -92,8 +92,8 @@ def _close_undone(context: str | None, decided: dict[str, Any], why: str) -> str
     """Close a decision whose replicas will not run (PRE failed after the
     agent chose): its reward is the agent's own estimate, so nothing is
     learnt from it, and no decision is left pending for ever."""
-    from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
-    from condor_rlrep.hooks.layout import broker_socket
+    from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
+    from condor_rlrep.rundir.layout import broker_socket
 
     decision_id = decided["decision_id"]
     try:
@@ -108,7 +108,7 @@ def _close_undone(context: str | None, decided: dict[str, Any], why: str) -> str
 def _forget_state(context: str | None, node: str | None) -> None:
     if context is None or node is None:
         return
-    from condor_rlrep.hooks.layout import node_state_path
+    from condor_rlrep.rundir.layout import node_state_path
 
     try:
         os.unlink(node_state_path(context, node))
@@ -122,8 +122,8 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     there is one (so that a failure after it can close it)."""
     from condor_rlrep.atomic import write_atomic
     from condor_rlrep.condor.submit import find_queue
-    from condor_rlrep.hooks.layout import HookSettings, node_state_path
-    from condor_rlrep.hooks.runstate import workflow_start, write_node_state
+    from condor_rlrep.rundir.layout import HookSettings, node_state_path
+    from condor_rlrep.rundir.runstate import workflow_start, write_node_state
 
     from condor_rlrep.hooks.failopen import source_mode
 
@@ -152,7 +152,7 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         what = f"queue {statement.arguments}" if statement.line_index is not None else "no queue statement"
         return f"retry={retry} passthrough ({what}): the user's job runs unchanged"
 
-    from condor_rlrep.hooks.cache import load_plan
+    from condor_rlrep.rundir.plan import load_plan
 
     plan = load_plan(context, settings)
     entry = plan.node(node)
@@ -176,9 +176,9 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         replicas = max(1, min(fixed, MAX_REPLICAS_BY_TOLERANCE))
         chosen = "fixed"
     elif model_spec is not None:  # model:R: the survival model in the store (hooks/model.py)
-        from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
-        from condor_rlrep.hooks import model as model_path
-        from condor_rlrep.hooks.layout import broker_socket
+        from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
+        from condor_rlrep.survival import live as model_path
+        from condor_rlrep.rundir.layout import broker_socket
 
         timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
         with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
@@ -194,8 +194,8 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
             # waste. The agent still logs (and learns from) its one replica.
             cap, capped = 1, ", phi'<=0: 1 replica"
 
-        from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
-        from condor_rlrep.hooks.layout import broker_socket
+        from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
+        from condor_rlrep.rundir.layout import broker_socket
 
         timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
         # Noted before deciding: a PRE killed between the store's commit and
@@ -226,9 +226,11 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     extra: list[str] = []
     notes: list[str] = []
     if model_detail is not None:  # POST learns each run's KeyboardIdle from the job's log
-        from condor_rlrep.hooks.model import SUBMIT_LINES, job_log
+        from condor_rlrep.condor.joblog import SUBMIT_LINES, job_log
+        from condor_rlrep.rundir.layout import node_file_stem
 
-        lines, log_path, log_note = job_log(text, context, node, _node_macros(context, node, retry, dagid), os.getcwd())
+        own_log = os.path.join(context, "logs", node_file_stem(node) + ".log")
+        lines, log_path, log_note = job_log(text, own_log, _node_macros(context, node, retry, dagid), os.getcwd())
         extra = [*SUBMIT_LINES, *lines]
         try:
             log_size = os.stat(log_path).st_size if log_path else 0
@@ -256,8 +258,8 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
 
 
 def _journal(context: str | None, node: str | None, record: dict[str, Any]) -> None:
-    """The decision, for ``status``/``report`` (:mod:`condor_rlrep.runreport.journal`)."""
-    from condor_rlrep.runreport.journal import append
+    """The decision, for ``status``/``report`` (:mod:`condor_rlrep.rundir.journal`)."""
+    from condor_rlrep.rundir.journal import append
 
     append(context, "PRE", node, record)
 
@@ -267,8 +269,8 @@ def _close_orphaned(context: str, settings: Any, node: str, dagid: str | None, r
     closed before PRE replaces the node's state: an earlier DAGMan was
     removed mid-run (this is its rescue), or a hook of that attempt was
     killed before its outcome was recorded. Problems are reported, never fatal."""
-    from condor_rlrep.hooks.layout import node_state_path
-    from condor_rlrep.hooks.runstate import read_node_state
+    from condor_rlrep.rundir.layout import node_state_path
+    from condor_rlrep.rundir.runstate import read_node_state
 
     try:
         old = read_node_state(node_state_path(context, node))
@@ -301,7 +303,7 @@ def _node_macros(context: str, node: str, retry: int | None, dagid: str | None) 
     ``DAGManJobId`` and the node's VARS (instrument wrote them out)."""
     import json
 
-    from condor_rlrep.hooks.layout import node_vars_path
+    from condor_rlrep.rundir.layout import node_vars_path
 
     macros = {"JOB": node, "RETRY": str(retry or 0)}
     if dagid is not None:

@@ -35,7 +35,7 @@ _RESCUE = re.compile(r"\.rescue(\d{3})\Z")
 def nodes_to_watch(context: str, dag: str | None) -> set[str] | None:
     """Replicable nodes this DAGMan will run: instrument's list less the DONE
     nodes of the newest rescue DAG (DAGMan runs that one). None: unknown."""
-    from condor_rlrep.hooks.layout import REPLICABLE_FILE
+    from condor_rlrep.rundir.layout import REPLICABLE_FILE
 
     try:
         with open(os.path.join(context, REPLICABLE_FILE), encoding="utf-8") as handle:
@@ -62,7 +62,7 @@ def nodes_to_watch(context: str, dag: str | None) -> set[str] | None:
 
 def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sleep) -> int:
     from condor_rlrep.condor.reaper import Reaper
-    from condor_rlrep.hooks.layout import HookSettings
+    from condor_rlrep.rundir.layout import HookSettings
 
     args = parse_hook_argv(argv)
     context = args.options.get("ctx")
@@ -135,17 +135,17 @@ def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sle
 
 def _start_broker(context: str | None, settings: Any, hooklog: HookLog) -> Any:
     """Serve a server store to this run's hooks over one connection
-    (:mod:`condor_rlrep.agent.broker`); None when the store is a file (SQLite
+    (:mod:`condor_rlrep.store.broker`); None when the store is a file (SQLite
     needs no broker) or the broker cannot start (the hooks then go direct)."""
     if context is None or settings is None or not settings.store:
         return None
-    from condor_rlrep.agent.location import is_url
+    from condor_rlrep.store.location import is_url
 
     if not is_url(str(settings.store)):
         return None
-    from condor_rlrep.agent.broker import StoreBroker
-    from condor_rlrep.agent.location import describe_store
-    from condor_rlrep.hooks.layout import broker_socket
+    from condor_rlrep.store.broker import StoreBroker
+    from condor_rlrep.store.location import describe_store
+    from condor_rlrep.rundir.layout import broker_socket
 
     path = broker_socket(context)
     if path is None:
@@ -178,9 +178,9 @@ def _close_removed(context: str, settings: Any, reaper: Any, hooklog: HookLog, s
     latest: dict[str, int] = {}
     for cluster, node in reaper.nodes.items():
         latest[node] = max(cluster, latest.get(node, 0))
-    from condor_rlrep.hooks.layout import node_state_path
+    from condor_rlrep.rundir.layout import node_state_path
     from condor_rlrep.hooks.post import close_orphaned
-    from condor_rlrep.hooks.runstate import read_node_state
+    from condor_rlrep.rundir.runstate import read_node_state
 
     for node, cluster in sorted(latest.items()):
         if cluster in reaper.winners or not reaper.aborted.get(cluster):
@@ -200,7 +200,7 @@ def _flush_spool(context: str, settings: Any, hooklog: HookLog) -> None:
     if not settings.store or not os.path.isdir(spool) or not os.listdir(spool):
         return
     try:
-        from condor_rlrep.agent.location import HOOK_CONNECT_TIMEOUT, open_store
+        from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
         from condor_rlrep.hooks.post import flush_spool
 
         with open_store(settings.store_path(), connect_timeout=HOOK_CONNECT_TIMEOUT) as store:

@@ -7,7 +7,4 @@ and the agent store — and judges replicas with the project's own
 :func:`condor_rlrep.outcome.evaluate` and
 :func:`condor_rlrep.condor.eventlog.rebuild_cluster`. The schedd is an
 option (``--schedd``), behind one seam.
-
-This package's ``__init__`` stays empty: the hooks import
-:mod:`condor_rlrep.runreport.journal` on every call.
 """

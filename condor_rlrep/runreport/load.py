@@ -118,7 +118,7 @@ class RunReader:
 
     def __init__(self, dag: str | os.PathLike[str], *, use_checkpoint: bool = False, need_started: bool = True,
                  scripts: bool = False):
-        from condor_rlrep.runreport.journal import JournalReader
+        from condor_rlrep.rundir.journal import JournalReader
 
         self.files = open_run(dag, need_started=need_started)
         self.use_checkpoint = use_checkpoint

@@ -150,7 +150,7 @@ def build_reports(data: RunData, *, store: Any = None, run_ids: Iterable[str] | 
                   tail_lines: int = STDERR_TAIL_LINES) -> list[RunReport]:
     """One report per run (``run_ids``: only those, in that order).
 
-    ``store``: an open :class:`~condor_rlrep.agent.interface.AgentStore`
+    ``store``: an open :class:`~condor_rlrep.store.interface.AgentStore`
     (or None) for the recorded rewards and the policy.
     """
     wanted = list(run_ids) if run_ids is not None else data.run_ids()
@@ -386,7 +386,7 @@ def _stderr(report: NodeReport, data: RunData, lines: int) -> None:
 def _stderr_path(data: RunData, node: str, cluster: int | None) -> str | None:
     import json
 
-    from condor_rlrep.hooks.layout import node_vars_path
+    from condor_rlrep.rundir.layout import node_vars_path
 
     settings = data.files.settings
     source = settings.source_dag

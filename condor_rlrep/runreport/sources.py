@@ -27,15 +27,15 @@ class RunFiles:
     dag: str
     context: str
     settings: Any
-    """:class:`condor_rlrep.hooks.layout.HookSettings`."""
+    """:class:`condor_rlrep.rundir.layout.HookSettings`."""
     node_log: str
     dagman_out: str
     store: str | None
 
     def plan(self) -> Any:
         """CR(W) and per node (e_t, L′_t, max_{j∈C_t} L′_j, earliest start):
-        the :class:`~condor_rlrep.hooks.cache.PlanCache` PRE used (nothing written)."""
-        from condor_rlrep.hooks.cache import peek_plan
+        the :class:`~condor_rlrep.rundir.plan.PlanCache` PRE used (nothing written)."""
+        from condor_rlrep.rundir.plan import peek_plan
 
         try:
             return peek_plan(self.context, self.settings)
@@ -54,7 +54,7 @@ class RunFiles:
                          allow_any_node_name_characters=bool(self.settings.allow_any_node_name_characters))
 
     def replicable(self) -> set[str]:
-        from condor_rlrep.hooks.layout import REPLICABLE_FILE
+        from condor_rlrep.rundir.layout import REPLICABLE_FILE
 
         try:
             with open(os.path.join(self.context, REPLICABLE_FILE), encoding="utf-8") as handle:
@@ -65,7 +65,7 @@ class RunFiles:
 
 def open_run(dag: str | os.PathLike[str], *, need_started: bool = True) -> RunFiles:
     """The run of instrumented DAG ``dag``, or :class:`RunInputError` saying why not."""
-    from condor_rlrep.hooks.layout import SETTINGS_FILE, HookSettings, context_dir_for
+    from condor_rlrep.rundir.layout import SETTINGS_FILE, HookSettings, context_dir_for
 
     path = os.path.abspath(os.fspath(dag))
     if os.path.isdir(path):
@@ -95,7 +95,7 @@ def open_run(dag: str | os.PathLike[str], *, need_started: bool = True) -> RunFi
             f"the run never started (no {os.path.join(context, 'run.json')}, no node log {node_log}): "
             f"submit it with condor_submit_dag {os.path.basename(path)}", path=path)
     if store is not None:
-        from condor_rlrep.agent.location import is_url, store_exists
+        from condor_rlrep.store.location import is_url, store_exists
 
         if not is_url(store) and not store_exists(store):
             raise RunInputError(f"the agent store {store} that {os.path.join(context, SETTINGS_FILE)} names "
@@ -104,7 +104,7 @@ def open_run(dag: str | os.PathLike[str], *, need_started: bool = True) -> RunFi
 
 
 def _started(context: str, node_log: str, dagman_out: str) -> bool:
-    from condor_rlrep.runreport.journal import JOURNAL_FILE
+    from condor_rlrep.rundir.journal import JOURNAL_FILE
 
     return any(os.path.exists(p) for p in (os.path.join(context, "run.json"), os.path.join(context, JOURNAL_FILE),
                                             node_log, dagman_out))
@@ -125,7 +125,7 @@ def run_from_dagman(sessions: Any) -> dict[str, Any] | None:
     """The run as DAGMan's own sessions tell it, for a copy no hook records a
     run in (a fixed policy's nodes run without PRE): a session continues the
     run when the one before it wrote a rescue DAG, else it starts a new one
-    (as :func:`condor_rlrep.hooks.runstate.workflow_start` decides for PRE);
+    (as :func:`condor_rlrep.rundir.runstate.workflow_start` decides for PRE);
     s(W) is the run's first DAGMan start."""
     run: dict[str, Any] | None = None
     previous = None
@@ -145,7 +145,7 @@ def read_node_states(context: str, known: set[str] | None = None) -> dict[str, d
     ``known``: nodes whose latest PRE the journal already holds (PRE writes
     both at once); their files are not read (the fallback is for runs
     without a journal, or a journal line that could not be written)."""
-    from condor_rlrep.hooks.layout import node_file_stem
+    from condor_rlrep.rundir.layout import node_file_stem
 
     directory = os.path.join(context, "state")
     try:

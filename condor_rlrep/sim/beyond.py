@@ -15,7 +15,7 @@ and every earlier invocation's outcome.
 * ``model:R[,target=T,hi=H]``: idle placement, and the fewest replicas
   ``k ≤ R`` on the longest-idle machines whose chance that at least one
   survives, ``1 − Π(1 − s_i)``, reaches ``T``; ``s_i`` from a
-  :class:`~condor_rlrep.survival.SurvivalModel` learnt online from this
+  :class:`~condor_rlrep.survival.model.SurvivalModel` learnt online from this
   policy's own first invocations. One replica when the slack makes a
   rerun affordable (``φ′ ≥ H``), when the workflow is already late
   (``φ′ < 0``: no number of replicas brings it back, with run times equal
@@ -45,7 +45,7 @@ from condor_rlrep.policyspec import PolicySpec
 from condor_rlrep.sim.engine import EVICTED
 from condor_rlrep.sim.placement import IdleClock, hour_of_week
 from condor_rlrep.sim.runner import WorkflowRunner
-from condor_rlrep.survival import SurvivalModel, choose_replicas, replicas_for_target
+from condor_rlrep.survival.model import SurvivalModel, choose_replicas, replicas_for_target
 
 __all__ = [
     "BeyondRunner",

@@ -39,7 +39,7 @@ import numpy as np
 
 from condor_rlrep.errors import InputError
 from condor_rlrep.sim.beyond import BeyondRunner
-from condor_rlrep.survival import DEFAULT_IDLE_EDGES
+from condor_rlrep.survival.model import DEFAULT_IDLE_EDGES
 
 __all__ = ["CONTEXT_NAMES", "context", "context_names", "RidgeArms", "ContextPolicy", "ContextRunner",
            "build_contextual"]

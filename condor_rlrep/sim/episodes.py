@@ -18,7 +18,7 @@ list of tables in a profile (absent: the trace is exactly the smooth one):
   starting uniformly over the trace (``exact = true``: exactly
   ``per_year`` a year rather than a Poisson number). A down machine is written as a login
   covering its outage: the trace format's "not available to HTC jobs"
-  (sim/profiles/README.md), which evicts a running job as a failure would.
+  (docs/profiles.md), which evicts a running job as a failure would.
 * ``[[job_surges]]`` — periods of high HTC load: ``per_year`` surges, each
   ``jobs`` jobs in clusters of ``cluster_jobs``, submitted over
   ``spread_hours`` from an eligible hour (in ``start_hours``, a weekday if

@@ -2,7 +2,7 @@
 
 For each trace seed: generate the year from the profile, run the paper's
 baseline (policy single, Figure-1 workflows replacing w = 10 % of the jobs,
-simulation seed 1, as in sim/experiments/paper-figure1.toml) and print
+simulation seed 1, as in condor_rlrep/data/experiments/paper-figure1.toml) and print
 workflows within P = 0.1 / 0.5 / 1.0 / 2.0 (share of all workflows), the
 p(W) mean, s.d., maximum and share with p ≥ 1 — the numbers the committed
 run files hold (``condor_rlrep.sweep.execute.reduce_result``) — against the
@@ -33,7 +33,7 @@ import time
 
 import numpy as np
 
-from condor_rlrep.report.paper import BASELINE_P_STATS, PAPER_WORKFLOWS, TABLE1_SUCCESSFUL
+from condor_rlrep.sweepreport.paper import BASELINE_P_STATS, PAPER_WORKFLOWS, TABLE1_SUCCESSFUL
 from condor_rlrep.sim.generator import generate_trace
 from condor_rlrep.sim.run import SimConfig, simulate
 from condor_rlrep.sweep.execute import reduce_result
