@@ -35,7 +35,6 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("condor_rlrep.cli.status_cmd:status", "Show where every node of an instrumented DAG run stands."),
     "report": ("condor_rlrep.cli.report_cmd:report",
                "Report an instrumented DAG run, or render a sweep's results (Markdown/HTML/JSON)."),
-    "demo": ("condor_rlrep.cli.demo_cmd:demo", "Quick end-to-end run on the embedded defaults."),
     "bottlemod": ("condor_rlrep.cli.bottlemod_cmd:bottlemod", "BottleMod: task I/O and resource bottlenecks."),
 }
 
@@ -47,29 +46,19 @@ def _load(target: str) -> click.Command:
 
 class _LazyCommands(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted(name for name, (target, _) in _COMMANDS.items() if _available(target))
+        return sorted(_COMMANDS)
 
     def get_command(self, ctx: click.Context, name: str) -> click.Command | None:
         entry = _COMMANDS.get(name)
         if entry is None:
             return None
-        try:
-            return _load(entry[0])
-        except ModuleNotFoundError as err:
-            if err.name and err.name.startswith("condor_rlrep.cli"):
-                return None
-            raise
+        return _load(entry[0])
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, _COMMANDS[name][1]) for name in self.list_commands(ctx)]
         if rows:
             with formatter.section("Commands"):
                 formatter.write_dl(rows)
-
-
-def _available(target: str) -> bool:
-    module_name = target.split(":")[0]
-    return importlib.util.find_spec(module_name) is not None
 
 
 class _LazyGroup(_LazyCommands):
