@@ -233,7 +233,7 @@ def test_shared_montage_dax_runs_as_a_workflow_file():
     result = simulate(trace, SimConfig(workflows=(f"{dax}@100",), fraction=1.0, seed=4, reboot_hour=None))
     assert result.completed == 3 and result.template_names == ["Montage_25"]
     np.testing.assert_allclose(result.wf_p, 0.0, atol=1e-9)
-    # critical path of the DAX (SIM-FACTS §3.2: 46.5 s) × 100
+    # critical path of the DAX (docs/sources.md §3.2: 46.5 s) × 100
     assert result.wf_critical_path[0] == pytest.approx(4650, rel=0.01)
     assert len(result.tasks["submit"]) == 3 * 25
 

@@ -1,6 +1,6 @@
 """Deterministic discrete-event core of the multi-use cluster simulator.
 
-Model (DESIGN §5, the replication paper §2 and §5):
+Model (docs/simulator.md §3, the replication paper §2 and §5):
 
 * one HTC slot per machine; a job runs only on a machine with no user logged
   in; a login evicts the running job (work lost, the job is requeued at the
@@ -14,7 +14,7 @@ Model (DESIGN §5, the replication paper §2 and §5):
   energy-efficient (lowest active watts) first, random among equals;
 * every invocation is charged ``run time × active watts`` of its machine.
 
-Shape of the loop (STYLE.md: simpy's heap of ``(time, priority, seq, event)``
+Shape of the loop (after simpy's heap of ``(time, priority, seq, event)``
 with a counter tie-break, made leaner): everything known in advance — logins,
 logouts, job and workflow arrivals, reboots, negotiation ticks — is a sorted
 stream ordered by ``(time, kind, index)``, merged window by window (a few
