@@ -32,7 +32,16 @@ O(1). The busiest paths — a completion, a login that evicts, a logout that
 frees a machine — are written out inside :meth:`Engine.run`; the methods
 below serve the rarer paths and the workflow layer.
 
-Workflow logic lives in :mod:`condor_rlrep.sim.workflows`; the engine calls
+Why one module of this size: it is one hot loop and the state it works on.
+:meth:`Engine.run` binds the machine and job columns to locals and inlines
+the busiest transitions, and the methods beside it are the same
+transitions for the rarer paths (the inlined copies are deliberate: they
+save a method call per event, in a loop that handles millions a year).
+Split across modules, the two copies of each transition would drift apart
+unseen; kept together, each written-out block names the method it copies.
+
+Workflow logic lives in :mod:`condor_rlrep.sim.workflows` and
+:mod:`condor_rlrep.sim.runner`; the engine calls
 its :class:`Listener` only for jobs that belong to a workflow task.
 """
 

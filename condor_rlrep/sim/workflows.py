@@ -22,7 +22,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -273,7 +272,7 @@ def load_template(spec: str, *, phi: float, phi_mode: str = "balanced", default_
 
         path = Path(source)
         if not path.is_file():
-            raise InputError(f"workflow file not found (built-ins: figure1, montage)", path=source)
+            raise InputError("workflow file not found (built-ins: figure1, montage)", path=source)
         wf = load_workflow(path)
     name = Path(source).stem if source not in ("figure1", "montage") else source
     template = make_template(
