@@ -112,7 +112,7 @@ def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any]
         return None
     from dataclasses import asdict
 
-    from condor_rlrep.condor.eventlog import ClusterHistory, cluster_nodes, read_events, rebuild_cluster
+    from condor_rlrep.condor.eventlog import ClusterHistory, clusters_of_node, read_events, rebuild_cluster
     from condor_rlrep.outcome import evaluate
     from condor_rlrep.rundir.journal import append_verdict
 
@@ -124,7 +124,7 @@ def close_orphaned(context: str, settings: Any, node: str, state: dict[str, Any]
         size = -1
     events = read_events(path, offset=offset) if size >= offset else []
     # the node's last cluster after PRE's offset; none if DAGMan was removed before submitting it
-    mine = [c for c, name in cluster_nodes(events).items() if name == node]
+    mine = clusters_of_node(events, node)
     history = rebuild_cluster(events, mine[-1]) if mine else ClusterHistory(cluster=0)
     submit_time = float(history.submit_time if history.submit_time is not None else state["submit_time"])
     outcome = evaluate(history.invocations, submit_time=submit_time, phi_prime=float(state["phi_prime"]),

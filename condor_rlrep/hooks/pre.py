@@ -51,7 +51,7 @@ def run_pre(argv: Sequence[str], *, now: float | None = None, environ: Mapping[s
     args = parse_hook_argv(argv)
     context = args.options.get("ctx")
     node = _node_name(args)
-    hooklog = HookLog(os.path.join(context, "hooks.log") if context else None)
+    hooklog = HookLog.of_run(context)
     if args.user_argv:
         code = run_user_script(args.user_argv, os.getcwd())
         if code != 0:

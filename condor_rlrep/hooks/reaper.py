@@ -66,7 +66,7 @@ def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sle
 
     args = parse_hook_argv(argv)
     context = args.options.get("ctx")
-    hooklog = HookLog(os.path.join(context, "hooks.log") if context else None)
+    hooklog = HookLog.of_run(context)
     log_path = args.text("log")
     dag = None
     settings = None
@@ -197,11 +197,12 @@ def _close_removed(context: str, settings: Any, reaper: Any, hooklog: HookLog, s
 
 def _flush_spool(context: str, settings: Any, hooklog: HookLog) -> None:
     """Outcomes and model updates a POST could not store (store locked) go in at the DAG's end."""
-    spool = os.path.join(context, "spool")
+    from condor_rlrep.hooks.spool import flush_spool, spool_directory
+
+    spool = spool_directory(context)
     if not settings.store or not os.path.isdir(spool) or not os.listdir(spool):
         return
     try:
-        from condor_rlrep.hooks.spool import flush_spool
         from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
 
         with open_store(settings.store_path(), connect_timeout=HOOK_CONNECT_TIMEOUT) as store:

@@ -28,10 +28,14 @@ from typing import Any
 
 from condor_rlrep.hooks.failopen import describe
 
-__all__ = ["MODEL_ENTRY", "spool_outcome", "spool_model", "flush_spool"]
+__all__ = ["MODEL_ENTRY", "spool_directory", "spool_outcome", "spool_model", "flush_spool"]
 
 MODEL_ENTRY = "model"
 """``kind`` of a spooled model update (an outcome's entry has no kind)."""
+
+
+def spool_directory(context: str) -> str:
+    return os.path.join(context, "spool")
 
 
 def spool_model(context: str, store_spec: str, key: str, runs: list[dict[str, Any]], why: str) -> str:
@@ -51,7 +55,7 @@ def spool_model(context: str, store_spec: str, key: str, runs: list[dict[str, An
     from condor_rlrep.atomic import write_atomic
     from condor_rlrep.rundir.runstate import PRIVATE
 
-    directory = os.path.join(context, "spool")
+    directory = spool_directory(context)
     os.makedirs(directory, exist_ok=True)
     # one file per node attempt: a POST rerun while the store is still away rewrites the same entry
     name = f"model-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
@@ -68,7 +72,7 @@ def spool_outcome(context: str, decision_id: int, store_path: str, identity: dic
     from condor_rlrep.atomic import write_atomic
     from condor_rlrep.rundir.runstate import PRIVATE
 
-    directory = os.path.join(context, "spool")
+    directory = spool_directory(context)
     os.makedirs(directory, exist_ok=True)
     document = {"decision_id": decision_id, "store": store_path, "identity": identity, "outcome": outcome,
                 "spooled_at": time.time()}
@@ -89,7 +93,7 @@ def flush_spool(context: str, store: Any, store_spec: str) -> tuple[int, list[st
     that belongs elsewhere, or that cannot be read, stays in the spool for
     a human to look at — it never closes an unrelated decision.
     """
-    directory = os.path.join(context, "spool")
+    directory = spool_directory(context)
     try:
         names = sorted(n for n in os.listdir(directory) if n.endswith(".json") and not n.startswith("."))
     except FileNotFoundError:

@@ -44,6 +44,7 @@ __all__ = [
     "node_vars_path",
     "node_fixed_state_path",
     "REPLICABLE_FILE",
+    "REAPER_NODE",
 ]
 
 CONTEXT_SUFFIX = ".rlrep"
@@ -90,6 +91,9 @@ def node_vars_path(context: str, node: str) -> str:
 
 
 REPLICABLE_FILE = "replicable.txt"
+REAPER_NODE = "RLREP_REAPER"
+"""The SERVICE node instrument adds to run the reaper (``reaper.sub``); a
+``_`` is appended while the user's DAG has a node of that name."""
 
 
 def node_state_path(context: str, node: str) -> str:
