@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 
-__all__ = ["write_atomic", "atomic_path"]
+__all__ = ["write_atomic", "atomic_path", "source_mode"]
 
 _UMASK: list[int] = []
 
@@ -75,3 +75,13 @@ def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str]
                     for line in data:
                         handle.write(line)
                         handle.write("\n")
+
+
+def source_mode(path: str, default: int = 0o600) -> int:
+    """Permission bits for a file made from ``path`` (a node's submit file
+    from the user's description, the DAG's copy from the DAG): never wider
+    than its own; ``default`` when ``path`` cannot be read."""
+    try:
+        return os.stat(path).st_mode & 0o666
+    except OSError:
+        return default

@@ -383,7 +383,7 @@ def test_spooled_outcome_never_closes_another_stores_decision(tmp_path: Path) ->
     replace_store(node)  # ids restart: decision 1 of the new store is another node's
     # B's POST (or the reaper) opens the new store and flushes: the outcome stays spooled
     from condor_rlrep.store.sqlite import SqliteStore
-    from condor_rlrep.hooks.post import flush_spool
+    from condor_rlrep.hooks.spool import flush_spool
 
     with SqliteStore(str(node.store)) as store:
         flushed, kept = flush_spool(str(node.context), store, str(node.store))

@@ -78,14 +78,14 @@ def test_a_single_replica_post_of_a_fixed_policy_loads_no_bindings(tmp_path: Pat
 
 def test_a_model_post_that_flushes_the_spool_stays_lean(tmp_path: Path) -> None:
     from _hookutil import call_script
-    from condor_rlrep.hooks.post import _spool_model
+    from condor_rlrep.hooks.spool import spool_model
 
     out = tmp_path / "o" / "fig.dag"
     store = str(tmp_path / "s.sqlite")
     result = instrument(FIGURE1, out, InstrumentOptions(store=store, policy="model:3"))
     assert call_script(out, "A", "PRE", pre_macros()).returncode == 0
-    _spool_model(result.context, store, "d|r|X|0|1", [{"replica": 0, "start": 1e9, "end": 1e9 + 60, "ended_by":
-                                                         "evicted", "keyboard_idle": 30.0}], "test")
+    spool_model(result.context, store, "d|r|X|0|1", [{"replica": 0, "start": 1e9, "end": 1e9 + 60, "ended_by":
+                                                        "evicted", "keyboard_idle": 30.0}], "test")
     w = EventLogWriter(str(out) + ".nodes.log")
     w.submit(5, 0, 1e9, "A")
     w.execute(5, 0, 1e9 + 1, "h")

@@ -21,7 +21,7 @@ from condor_rlrep.store import SqliteStore
 from condor_rlrep.condor.eventlog import read_events, rebuild_cluster
 from condor_rlrep.survival import live as model_path
 from condor_rlrep.rundir.layout import node_state_path
-from condor_rlrep.hooks.post import _spool_model, flush_spool
+from condor_rlrep.hooks.spool import flush_spool, spool_model
 from condor_rlrep.instrument import InstrumentOptions, instrument
 from test_hooks_model import CELLS, MONDAY_10, _dag, _hook, _play_node
 
@@ -122,11 +122,11 @@ def test_an_entry_for_another_store_and_a_corrupt_entry_stay_with_a_log_line(tmp
     run = Run(tmp_path)
     runs = [{"replica": 0, "start": MONDAY_10, "end": MONDAY_10 + 600.0, "ended_by": "evicted",
              "keyboard_idle": 1207.0}]
-    other = _spool_model(str(run.context), str(tmp_path / "other.sqlite"), "d|r|X|0|9", runs, "test")
+    other = spool_model(str(run.context), str(tmp_path / "other.sqlite"), "d|r|X|0|9", runs, "test")
     bad_runs = [{**runs[0], "start": "yesterday"}]
-    bad = _spool_model(str(run.context), str(run.store), "d|r|Y|0|8", bad_runs, "test")
+    bad = spool_model(str(run.context), str(run.store), "d|r|Y|0|8", bad_runs, "test")
     (run.spool / "model-garbled.json").write_text('{"kind": "model", "store": ')
-    good = _spool_model(str(run.context), str(run.store), "d|r|Z|0|7", runs, "test")
+    good = spool_model(str(run.context), str(run.store), "d|r|Z|0|7", runs, "test")
 
     assert run.node("A", 41, MONDAY_10) == 0
     line = run.log()[-1]
@@ -159,7 +159,7 @@ def test_an_outcome_entry_of_the_earlier_format_and_a_model_entry_flush_together
     (outcome,) = (case.context / "spool").glob("*.json")
     assert "kind" not in json.loads(outcome.read_text())
     runs = [{"replica": 1, "start": MONDAY_10, "end": MONDAY_10 + 60.0, "ended_by": "success", "keyboard_idle": None}]
-    _spool_model(str(case.context), str(case.store), "d|r|M|0|3", runs, "test")
+    spool_model(str(case.context), str(case.store), "d|r|M|0|3", runs, "test")
     with SqliteStore(case.store) as store:
         assert flush_spool(str(case.context), store, str(case.store)) == (2, [])
         assert store.decisions()[0].reward is not None
@@ -175,9 +175,9 @@ def test_a_stale_update_is_not_spooled_and_a_stale_entry_stays(tmp_path: Path) -
     run = Run(tmp_path)
     with SqliteStore(run.store) as store:
         store.prune(runs_before=MONDAY_10 + 7200)
-    stale = _spool_model(str(run.context), str(run.store), "d|r|Z|0|7",
-                         [{"replica": 0, "start": MONDAY_10, "end": MONDAY_10 + 60.0, "ended_by": "success",
-                           "keyboard_idle": None}], "test")
+    stale = spool_model(str(run.context), str(run.store), "d|r|Z|0|7",
+                        [{"replica": 0, "start": MONDAY_10, "end": MONDAY_10 + 60.0, "ended_by": "success",
+                          "keyboard_idle": None}], "test")
     assert run.node("A", 41, MONDAY_10) == 0  # its runs end at MONDAY_10 + 2621, before the horizon
     line = run.log()[-1]
     assert "model NOT updated:" in line and "before the store's survival horizon" in line

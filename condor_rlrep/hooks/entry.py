@@ -86,7 +86,7 @@ def _last_resort(hook: str, args: Sequence[str], err: BaseException, action: str
 
         parsed = parse_hook_argv(args)
         context = parsed.options.get("ctx")
-        HookLog(os.path.join(context, "hooks.log") if context else None).line(
+        HookLog.of_run(context).line(
             hook, parsed.options.get("node"), f"FAIL-OPEN internal error {type(err).__name__}: {err}; {action}")
     except BaseException:  # noqa: BLE001
         try:

@@ -36,14 +36,6 @@ def describe(err: BaseException) -> str:
     return f"{type(err).__name__}: {err}"
 
 
-def source_mode(path: str, default: int = 0o600) -> int:
-    """Permission bits for a file made from ``path``: never wider than its own."""
-    try:
-        return os.stat(path).st_mode & 0o666
-    except OSError:
-        return default
-
-
 def fail_open_pre(submit: str | None, out: str | None, node: str | None, hooklog: HookLog, why: str) -> int:
     """Put the user's unmodified description in place and log ``why``."""
     if out is None:
@@ -56,7 +48,7 @@ def fail_open_pre(submit: str | None, out: str | None, node: str | None, hooklog
             data = handle.read()
         action = "running the user's job unchanged (1 replica)"
         try:
-            from condor_rlrep.atomic import write_atomic
+            from condor_rlrep.atomic import source_mode, write_atomic
 
             write_atomic(out, data, mode=source_mode(submit))
         except OSError as err:

@@ -13,7 +13,9 @@ from __future__ import annotations
 import os
 import time
 
-__all__ = ["HookLog"]
+__all__ = ["HookLog", "HOOK_LOG"]
+
+HOOK_LOG = "hooks.log"
 
 
 class HookLog:
@@ -25,6 +27,12 @@ class HookLog:
 
     def __init__(self, path: str | os.PathLike[str] | None):
         self.path = None if path is None else os.fspath(path)
+
+    @classmethod
+    def of_run(cls, context: str | None) -> HookLog:
+        """The run's log, ``<ctx>/hooks.log``; with no context (a hook argv
+        without ``--ctx``) its lines go to stderr."""
+        return cls(os.path.join(context, HOOK_LOG) if context else None)
 
     def line(self, hook: str, node: str | None, message: str, *, now: float | None = None) -> str:
         when = time.time() if now is None else now

@@ -5,16 +5,17 @@ Order (docs/live.md §4):
 1. the user's own PRE script (after ``--``) runs first, in the node's
    directory; if it fails, its exit code is the hook's (DAGMan then does
    exactly what it would have done: retry, fail, or PRE_SKIP);
-2. s(W) of this DAG run (:mod:`.runstate`), φ′ or φ″ of the node from the
-   cached plan (:mod:`.cache`), the agent's decision ``a`` (a pending row in
-   the store);
+2. s(W) of this DAG run (:mod:`condor_rlrep.rundir.runstate`), φ′ or φ″ of
+   the node from the cached plan (:mod:`condor_rlrep.rundir.plan`), the
+   agent's decision ``a`` (a pending row in the store);
 3. the node's submit file = the user's description with ``queue a`` and
    ``My.Rlrep*`` tags, checked with ``htcondor2.Submit``, written atomically;
    the decision is kept for POST in ``state/<node>.json``.
 
 A description that queues several procs itself (or uses itemdata) runs
 unchanged as one "replica", without asking the agent. Any error in steps 2–3
-fails open (:mod:`.failopen`). Exit 0 otherwise.
+fails open (:mod:`.failopen`), closing a decision already made
+(:mod:`.closing`). Exit 0 otherwise.
 """
 
 from __future__ import annotations
@@ -26,15 +27,15 @@ from typing import Any
 
 from condor_rlrep.hooks.argv import HookArgs, parse_hook_argv
 from condor_rlrep.hooks.chain import exit_status, run_user_script
+from condor_rlrep.hooks.closing import close_previous_attempt, close_unrun
 from condor_rlrep.hooks.failopen import describe, fail_open_pre
 from condor_rlrep.hooks.hooklog import HookLog
+from condor_rlrep.hooks.hookstore import open_hook_store
 
-__all__ = ["run_pre", "MAX_REPLICAS_BY_TOLERANCE", "DEFAULT_STORE_TIMEOUT"]
+__all__ = ["run_pre", "MAX_REPLICAS_BY_TOLERANCE"]
 
 MAX_REPLICAS_BY_TOLERANCE = 100
 """``TOLERANCE node 99%`` tolerates ⌊0.99·a⌋ = a − 1 failures only for a ≤ 100."""
-DEFAULT_STORE_TIMEOUT = 10.0
-"""Seconds a PRE/POST waits for a locked store before failing open."""
 
 
 def _node_name(args: HookArgs) -> str | None:
@@ -50,7 +51,7 @@ def run_pre(argv: Sequence[str], *, now: float | None = None, environ: Mapping[s
     args = parse_hook_argv(argv)
     context = args.options.get("ctx")
     node = _node_name(args)
-    hooklog = HookLog(os.path.join(context, "hooks.log") if context else None)
+    hooklog = HookLog.of_run(context)
     if args.user_argv:
         code = run_user_script(args.user_argv, os.getcwd())
         if code != 0:
@@ -68,7 +69,7 @@ def run_pre(argv: Sequence[str], *, now: float | None = None, environ: Mapping[s
             why += " [" + "; ".join(args.problems) + "]"
         _forget_state(context, node)
         if decided:
-            why += "; " + _close_undone(context, decided, why)
+            why += "; " + close_unrun(context, decided["settings"], decided["decision_id"], decided["estimate"], why)
         _journal(context, node, {"retry": args.integer("retry"), "dagid": args.text("dagid"), "fail_open": why,
                                  "decision_id": decided.get("decision_id")})
         return fail_open_pre(submit, out, node, hooklog, why)
@@ -88,23 +89,6 @@ def _submit_path(context: str | None, node: str | None) -> str | None:
     return node_submit_path(context, node)
 
 
-def _close_undone(context: str | None, decided: dict[str, Any], why: str) -> str:
-    """Close a decision whose replicas will not run (PRE failed after the
-    agent chose): its reward is the agent's own estimate, so nothing is
-    learnt from it, and no decision is left pending for ever."""
-    from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
-    from condor_rlrep.rundir.layout import broker_socket
-
-    decision_id = decided["decision_id"]
-    try:
-        with open_store(decided["store"], busy_timeout=decided["timeout"], connect_timeout=HOOK_CONNECT_TIMEOUT,
-                        broker=broker_socket(context)) as store:
-            store.record(decision_id, decided["estimate"], {"closed": f"not run: PRE failed open ({why})"})
-    except Exception as err:
-        return f"decision {decision_id} left pending ({describe(err)})"
-    return f"decision {decision_id} closed unrun (reward = its estimate)"
-
-
 def _forget_state(context: str | None, node: str | None) -> None:
     if context is None or node is None:
         return
@@ -120,12 +104,10 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
          decided: dict[str, Any]) -> str:
     """The hook's work; ``decided`` receives the agent's decision as soon as
     there is one (so that a failure after it can close it)."""
-    from condor_rlrep.atomic import write_atomic
+    from condor_rlrep.atomic import source_mode, write_atomic
     from condor_rlrep.condor.submit import find_queue
     from condor_rlrep.rundir.layout import HookSettings, node_state_path
     from condor_rlrep.rundir.runstate import workflow_start, write_node_state
-
-    from condor_rlrep.hooks.failopen import source_mode
 
     settings = HookSettings.load(context)
     submit, out = args.require("submit"), _submit_path(context, node)
@@ -143,7 +125,7 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         "node": node, "retry": retry, "dagid": dagid, "run_id": run.run_id, "workflow_start": run.start,
         "pre_time": now, "submit_time": now, "decision_id": None, "replicas": 1, "log_offset": log_offset,
     }
-    orphan = _close_orphaned(context, settings, node, dagid, retry)
+    orphan = close_previous_attempt(context, settings, node, dagid, retry)
     statement = find_queue(text)
     if statement.kind != "single":
         write_node_state(node_state_path(context, node), {**state, "mode": "passthrough"})
@@ -175,14 +157,10 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     if fixed is not None:  # asked for: exactly K (instrument checked K <= max_replicas)
         replicas = max(1, min(fixed, MAX_REPLICAS_BY_TOLERANCE))
         chosen = "fixed"
-    elif model_spec is not None:  # model:R: the survival model in the store (hooks/model.py)
-        from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
+    elif model_spec is not None:  # model:R: the survival model in the store (condor_rlrep.survival.live)
         from condor_rlrep.survival import live as model_path
-        from condor_rlrep.rundir.layout import broker_socket
 
-        timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
-        with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
-                        broker=broker_socket(context)) as store:
+        with open_hook_store(context, settings) as store:
             replicas, model_detail = model_path.decide(store, model_spec, phi=phi, estimate=estimate,
                                                        decided_at=decided_at, cap=cap)
         chosen = f"model: {model_detail['reason']}"
@@ -194,22 +172,16 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
             # waste. The agent still logs (and learns from) its one replica.
             cap, capped = 1, ", phi'<=0: 1 replica"
 
-        from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
-        from condor_rlrep.rundir.layout import broker_socket
-
-        timeout = float(getattr(settings, "store_timeout", DEFAULT_STORE_TIMEOUT))
         # Noted before deciding: a PRE killed between the store's commit and
         # the state below leaves this, and the node's next PRE closes
         # whatever this attempt decided (no decision pending for ever).
         write_node_state(node_state_path(context, node), {**state, "mode": "deciding"})
-        with open_store(settings.store_path(), busy_timeout=timeout, connect_timeout=HOOK_CONNECT_TIMEOUT,
-                        broker=broker_socket(context)) as store:
+        with open_hook_store(context, settings) as store:
             decision = store.decide(
                 phi_prime=phi, timestamp=decided_at, now=now, max_replicas=cap,
                 context={"dag": settings.dag, "node": node, "run": run.run_id, "retry": retry},
             )
-        decided.update(decision_id=decision.decision_id, estimate=decision.estimate, store=settings.store_path(),
-                       timeout=timeout)
+        decided.update(decision_id=decision.decision_id, estimate=decision.estimate, settings=settings)
         decision_id, replicas, explored = decision.decision_id, decision.replicas, decision.explored
         chosen = ("explore" if explored else "greedy") + capped
     decided_state = {**state, "mode": "replicas", "decision_id": decision_id, "replicas": replicas, "phi_prime": phi,
@@ -262,40 +234,6 @@ def _journal(context: str | None, node: str | None, record: dict[str, Any]) -> N
     from condor_rlrep.rundir.journal import append
 
     append(context, "PRE", node, record)
-
-
-def _close_orphaned(context: str, settings: Any, node: str, dagid: str | None, retry: int | None) -> str | None:
-    """A decision of this node's previous attempt that is still pending is
-    closed before PRE replaces the node's state: an earlier DAGMan was
-    removed mid-run (this is its rescue), or a hook of that attempt was
-    killed before its outcome was recorded. Problems are reported, never fatal."""
-    from condor_rlrep.rundir.layout import node_state_path
-    from condor_rlrep.rundir.runstate import read_node_state
-
-    try:
-        old = read_node_state(node_state_path(context, node))
-    except (OSError, ValueError):
-        return None
-    if old.get("dagid") == dagid and old.get("retry") == retry:
-        return None  # this very attempt (DEFER): not an orphan
-    if old.get("mode") == "deciding":
-        try:
-            from condor_rlrep.hooks.post import close_undecided
-
-            return close_undecided(settings, node, old)
-        except Exception as err:
-            return f"could not close what attempt {old.get('retry')} decided before PRE was killed: {describe(err)}"
-    if old.get("decision_id") is None:
-        return None
-    try:
-        from condor_rlrep.hooks.post import close_orphaned
-
-        if old.get("dagid") == dagid:  # same DAGMan, an earlier attempt: its POST never recorded it
-            return close_orphaned(context, settings, node, old, label=f"unrecorded (attempt {old.get('retry')})",
-                                  why="no POST recorded it (a hook of the attempt was killed)")
-        return close_orphaned(context, settings, node, old)
-    except Exception as err:
-        return f"could not close decision {old.get('decision_id')} left pending by DAGMan {old.get('dagid')}: {describe(err)}"
 
 
 def _node_macros(context: str, node: str, retry: int | None, dagid: str | None) -> dict[str, str]:

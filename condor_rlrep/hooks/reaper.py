@@ -66,7 +66,7 @@ def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sle
 
     args = parse_hook_argv(argv)
     context = args.options.get("ctx")
-    hooklog = HookLog(os.path.join(context, "hooks.log") if context else None)
+    hooklog = HookLog.of_run(context)
     log_path = args.text("log")
     dag = None
     settings = None
@@ -143,15 +143,16 @@ def _start_broker(context: str | None, settings: Any, hooklog: HookLog) -> Any:
 
     if not is_url(str(settings.store)):
         return None
+    from condor_rlrep.hooks.hookstore import store_timeout
+    from condor_rlrep.rundir.layout import broker_socket
     from condor_rlrep.store.broker import StoreBroker
     from condor_rlrep.store.location import describe_store
-    from condor_rlrep.rundir.layout import broker_socket
 
     path = broker_socket(context)
     if path is None:
         hooklog.line("REAPER", None, "no store broker: the run directory's path is too long for a Unix socket")
         return None
-    broker = StoreBroker(str(settings.store), path, busy_timeout=float(getattr(settings, "store_timeout", 10.0)))
+    broker = StoreBroker(str(settings.store), path, busy_timeout=store_timeout(settings))
     try:
         broker.start()
     except Exception as err:
@@ -178,8 +179,8 @@ def _close_removed(context: str, settings: Any, reaper: Any, hooklog: HookLog, s
     latest: dict[str, int] = {}
     for cluster, node in reaper.nodes.items():
         latest[node] = max(cluster, latest.get(node, 0))
+    from condor_rlrep.hooks.closing import close_orphaned
     from condor_rlrep.rundir.layout import node_state_path
-    from condor_rlrep.hooks.post import close_orphaned
     from condor_rlrep.rundir.runstate import read_node_state
 
     for node, cluster in sorted(latest.items()):
@@ -196,12 +197,13 @@ def _close_removed(context: str, settings: Any, reaper: Any, hooklog: HookLog, s
 
 def _flush_spool(context: str, settings: Any, hooklog: HookLog) -> None:
     """Outcomes and model updates a POST could not store (store locked) go in at the DAG's end."""
-    spool = os.path.join(context, "spool")
+    from condor_rlrep.hooks.spool import flush_spool, spool_directory
+
+    spool = spool_directory(context)
     if not settings.store or not os.path.isdir(spool) or not os.listdir(spool):
         return
     try:
         from condor_rlrep.store.location import HOOK_CONNECT_TIMEOUT, open_store
-        from condor_rlrep.hooks.post import flush_spool
 
         with open_store(settings.store_path(), connect_timeout=HOOK_CONNECT_TIMEOUT) as store:
             flushed, kept = flush_spool(context, store, settings.store_path())

@@ -27,7 +27,7 @@ import os
 from collections.abc import Mapping
 from typing import Any
 
-__all__ = ["JOURNAL_FILE", "JOURNAL_VERSION", "append", "read_journal", "history_record", "JournalReader"]
+__all__ = ["JOURNAL_FILE", "JOURNAL_VERSION", "append", "append_verdict", "read_journal", "history_record", "JournalReader"]
 
 JOURNAL_FILE = "journal.jsonl"
 JOURNAL_VERSION = 1
@@ -55,6 +55,23 @@ def append(context: str | None, hook: str, node: str | None, record: Mapping[str
             os.close(fd)
     except Exception:  # noqa: BLE001 - never let bookkeeping fail a hook
         pass
+
+
+def append_verdict(context: str | None, hook: str, node: str | None, record: Mapping[str, Any],
+                   state: Mapping[str, Any] | None, history: Any) -> None:
+    """A ``POST`` or ``CLOSE`` record: ``record`` with the decision's ids
+    from the node ``state`` and the replicas from ``history`` (either may be
+    None); never raises."""
+    try:
+        line: dict[str, Any] = dict(record)
+        if state is not None:
+            line.update(run_id=state.get("run_id"), decision_id=state.get("decision_id"),
+                        pre_time=state.get("pre_time"))
+        if history is not None:
+            line.update(history_record(history))
+    except Exception:  # noqa: BLE001 - never let bookkeeping fail a hook
+        return
+    append(context, hook, node, line)
 
 
 def history_record(history: Any) -> dict[str, Any]:

@@ -4,7 +4,7 @@
 ``OUT.dag.rlrep/`` (the *context*):
 
 * ``hooks.json``        – :class:`HookSettings` (store, φ, power table …)
-* ``hooks.log``         – the per-DAG hook log (:mod:`.hooklog`)
+* ``hooks.log``         – the per-DAG hook log (:mod:`condor_rlrep.hooks.hooklog`)
 * ``nodes/<n>.sub``     – the node's submit file: the user's description as
   instrument copied it (mode kept), rewritten by PRE each attempt; for a
   fixed policy the replica description, written by instrument (no PRE)
@@ -16,10 +16,10 @@
 * ``state/<n>.json``    – what PRE decided for the node's current attempt (0600,
   checked by :func:`.runstate.check_node_state` when read)
 * ``run.json``          – the DAG run: s(W) and the DAGMan ids that shared it
-* ``cache/``            – graph + plan per DAG file content (:mod:`.cache`)
+* ``cache/``            – graph + plan per DAG file content (:mod:`.plan`)
 * ``spool/``            – outcomes and model updates not yet in the store (store
   unavailable), each with the store (and decision identity, or node attempt key)
-  it belongs to
+  it belongs to (:mod:`condor_rlrep.hooks.spool`)
 * ``reaper.sub``        – the SERVICE node running the reaper
 
 Node names become file names through :func:`node_file_stem` (injective).
@@ -44,13 +44,14 @@ __all__ = [
     "node_vars_path",
     "node_fixed_state_path",
     "REPLICABLE_FILE",
+    "REAPER_NODE",
 ]
 
 CONTEXT_SUFFIX = ".rlrep"
 SETTINGS_FILE = "hooks.json"
 SETTINGS_VERSION = 3
 """2: ``store`` is the absolute store resolved by instrument (never from the hook's environment).
-3: hook argv in sections (:mod:`.argv`), the node's submit file written by instrument."""
+3: hook argv in sections (:mod:`condor_rlrep.hooks.argv`), the node's submit file written by instrument."""
 
 _SAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.")
 
@@ -90,6 +91,9 @@ def node_vars_path(context: str, node: str) -> str:
 
 
 REPLICABLE_FILE = "replicable.txt"
+REAPER_NODE = "RLREP_REAPER"
+"""The SERVICE node instrument adds to run the reaper (``reaper.sub``); a
+``_`` is appended while the user's DAG has a node of that name."""
 
 
 def node_state_path(context: str, node: str) -> str:

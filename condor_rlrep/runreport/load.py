@@ -37,10 +37,10 @@ from condor_rlrep.runreport.nodelog import LogTail, NodeLog
 from condor_rlrep.runreport.sources import (
     RunFiles, RunInputError, open_run, read_node_states, read_run_file, run_from_dagman,
 )
+from condor_rlrep.rundir.layout import REAPER_NODE
 
-__all__ = ["RunReader", "RunData", "NodeInfo", "REAPER_NODE", "CHECKPOINT_VERSION"]
+__all__ = ["RunReader", "RunData", "NodeInfo", "CHECKPOINT_VERSION"]
 
-REAPER_NODE = "RLREP_REAPER"
 CHECKPOINT_VERSION = 3
 _MAGIC = b"condor-rlrep status checkpoint\n"
 

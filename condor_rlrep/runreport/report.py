@@ -29,7 +29,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from condor_rlrep.runreport.attempts import Attempt
-from condor_rlrep.runreport.load import REAPER_NODE, RunData
+from condor_rlrep.runreport.load import RunData
+from condor_rlrep.rundir.layout import REAPER_NODE
 from condor_rlrep.runreport.status import finite
 
 __all__ = ["NodeReport", "Bar", "PolicyRow", "RunReport", "build_reports", "STDERR_TAIL_LINES"]

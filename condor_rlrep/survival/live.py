@@ -16,7 +16,7 @@ failure, removal (a surplus replica) and a run still open are censored.
 The store keeps the attempt's key, so a POST run twice counts once. When
 the store cannot take the update, POST spools the attempt's runs
 (:func:`runs_of`) and a later POST of the run records them into the same
-store (:func:`condor_rlrep.hooks.post.flush_spool`, :func:`record_runs`).
+store (:func:`condor_rlrep.hooks.spool.flush_spool`, :func:`record_runs`).
 
 Where ``KeyboardIdle`` comes from: the replica description asks HTCondor
 to copy the machine's ``KeyboardIdle`` into the job ad at each match and

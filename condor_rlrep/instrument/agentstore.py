@@ -1,0 +1,84 @@
+"""The agent store a run's hooks will use, found (or created) once, at
+``instrument`` time.
+
+The hooks never resolve a store themselves: under DAGMan their environment
+is not the user's. So ``instrument`` resolves ``--store`` >
+``$CONDOR_RLREP_STORE`` > the default once, checks that the user who
+submits the DAG can write it, creates a missing one with the live defaults
+(:data:`~condor_rlrep.instrument.options.LIVE_EPSILON_HIGH`), and writes
+its spec into ``hooks.json``. This is the last check before anything is
+written: a store that cannot be used leaves no run behind.
+
+A server URL goes into the run without its password: the run's files are
+readable by the pool user and end up in bug reports; the hooks find the
+password the way libpq does.
+"""
+
+from __future__ import annotations
+
+from condor_rlrep.errors import InputError
+from condor_rlrep.instrument.options import LIVE_EPSILON_HIGH, InstrumentOptions
+from condor_rlrep.policyspec import PolicySpec
+
+__all__ = ["prepare_store"]
+
+
+def prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | None, bool, str]:
+    """The store the hooks will use (an absolute path, or a server URL without
+    its password), whether it was created now, and a line about it for the user.
+
+    Fixed policies record nothing: no store unless one is named. An agent
+    policy resolves ``--store`` > ``$CONDOR_RLREP_STORE`` > the default once,
+    creates a missing store with the live defaults, and refuses one this user
+    cannot write (the hooks run as the user who submits the DAG).
+    """
+    from condor_rlrep.errors import StoreError
+    from condor_rlrep.store.location import (
+        create_store, describe_store, has_password, open_store, resolve_store, store_exists, unwritable_reason,
+    )
+
+    try:
+        path = resolve_store(opts.store, opts.environ) if opts.store or spec.fixed_replicas is None else None
+    except StoreError as err:
+        raise InputError(f"agent store unusable: {err}") from err
+    # the hooks find the password the way libpq does, in ~/.pgpass or a
+    # service file of the user they run as
+    run_spec = describe_store(path) if path is not None else None
+    secret = (" The URL's password is not written into the run: the hooks, run as the user who submits"
+              " the DAG, need it in that user's ~/.pgpass or a service file."
+              if path is not None and has_password(path) else "")
+    if spec.fixed_replicas is not None:
+        if path is None:
+            return None, False, "none (a fixed policy records nothing)"
+        return run_spec, False, "named, unused (a fixed policy records nothing)"
+    assert path is not None and run_spec is not None
+    problem = unwritable_reason(path)
+    if problem is not None:
+        raise InputError(f"agent store unusable: {problem}; the hooks run as the user who submits the DAG", path=path)
+    try:
+        exists = store_exists(path)
+    except StoreError as err:
+        raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+    if not exists:
+        if not opts.create_store:
+            raise InputError("no agent store here (create one with `condor-rlrep agent init` or `train`)", path=run_spec)
+        from condor_rlrep.agent.config import AgentConfig
+
+        strategy = spec.strategy or "epsilon-greedy"
+        config = AgentConfig(max_replicas=opts.max_replicas, strategy=strategy,  # type: ignore[arg-type]
+                             epsilon_high=LIVE_EPSILON_HIGH)
+        try:
+            create_store(path, config).close()
+        except StoreError as err:
+            raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+        return run_spec, True, (f"created now ({strategy}, 1..{opts.max_replicas} replicas, "
+                                f"epsilon {LIVE_EPSILON_HIGH:g} then {config.epsilon_low:g}){secret}")
+    try:
+        with open_store(path) as store:
+            config, stats = store.config, store.stats()
+    except StoreError as err:
+        raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+    note = f"existing ({config.strategy}, {stats.rewards_seen} reward(s) learnt, {stats.pending} pending"
+    if config.max_replicas > opts.max_replicas:
+        note += f"; its actions are 1..{config.max_replicas} replicas, capped at {opts.max_replicas} per node"
+    return run_spec, False, note + ")" + secret
