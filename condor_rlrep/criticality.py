@@ -29,7 +29,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
 from condor_rlrep.errors import InputError
-from condor_rlrep.dag.graph import ESTIMATE_ATTR, VIRTUAL_NODES, DependencyGraph, as_dependency_graph, gather
+from condor_rlrep.dag.csr import gather
+from condor_rlrep.dag.graph import VIRTUAL_NODES, DependencyGraph
+from condor_rlrep.dag.nxgraph import ESTIMATE_ATTR, as_dependency_graph
 
 if TYPE_CHECKING:
     import numpy as np
@@ -463,7 +465,7 @@ def plan_workflow(graph: Any, phi: float, start: float = 0.0, weight: str = ESTI
     """Compute L′, earliest starts, CR(W), d and max child L′ of every node.
 
     ``graph``: a :class:`~condor_rlrep.dag.graph.DependencyGraph` (fastest) or a
-    networkx DiGraph such as :func:`~condor_rlrep.dag.graph.build_graph` returns
+    networkx DiGraph such as :func:`~condor_rlrep.dag.nxgraph.build_graph` returns
     (virtual start/end nodes optional); ``phi`` the user's contingency
     (finite, > -1); ``start`` = s(W). O(V + E). Raises
     :class:`~condor_rlrep.errors.CycleError` on a cycle.

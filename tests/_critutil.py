@@ -58,11 +58,11 @@ def random_dags(draw, max_nodes: int = 12, integer_estimates: bool = True):
 @contextmanager
 def level_passes(enabled: bool) -> Iterator[None]:
     """Force graphs built inside to use (or not) the level-wise numpy passes."""
-    from condor_rlrep.dag import graph
+    from condor_rlrep.dag import csr
 
-    saved = graph.NUMPY_MIN_NODES, graph.NUMPY_MIN_LEVEL_WIDTH
-    graph.NUMPY_MIN_NODES, graph.NUMPY_MIN_LEVEL_WIDTH = (0, 1) if enabled else (10**18, 1)
+    saved = csr.NUMPY_MIN_NODES, csr.NUMPY_MIN_LEVEL_WIDTH
+    csr.NUMPY_MIN_NODES, csr.NUMPY_MIN_LEVEL_WIDTH = (0, 1) if enabled else (10**18, 1)
     try:
         yield
     finally:
-        graph.NUMPY_MIN_NODES, graph.NUMPY_MIN_LEVEL_WIDTH = saved
+        csr.NUMPY_MIN_NODES, csr.NUMPY_MIN_LEVEL_WIDTH = saved

@@ -25,7 +25,8 @@ from condor_rlrep.criticality import (
     remaining_critical_path,
 )
 from condor_rlrep.errors import CycleError
-from condor_rlrep.dag.graph import VIRTUAL_END, VIRTUAL_START, build_graph, dependency_graph
+from condor_rlrep.dag.graph import VIRTUAL_END, VIRTUAL_START, dependency_graph
+from condor_rlrep.dag.nxgraph import build_graph
 
 # A Figure-1-like workflow: S -> A, B, C; F needs C and D; T after G and H.
 FIG1_ESTIMATES = {"A": 600, "B": 1200, "C": 300, "D": 300, "E": 900, "F": 600, "G": 300, "H": 1200}

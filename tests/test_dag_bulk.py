@@ -13,24 +13,29 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from condor_rlrep.dag import VarAssignment, parse_dag
+from condor_rlrep.dag import bulk as bulk_module
 from condor_rlrep.dag import commands as commands_module
-from condor_rlrep.dag import parser as parser_module
+from condor_rlrep.dag import firstpass as firstpass_module
 from condor_rlrep.errors import RlrepError
 
 SETTINGS = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
 NEVER = re.compile(r"(?!)")
-RUN = 20  # longer than parser._MIN_RUN
+RUN = 20  # longer than bulk.MIN_RUN
 
 
 def careful(lines: list[str], **kw):
     """parse_dag with the bulk paths and the VARS fast paths switched off."""
-    saved = parser_module._MIN_RUN, parser_module.VARS_LINE, commands_module.VARS_LINE
-    parser_module._MIN_RUN = 10**9
-    parser_module.VARS_LINE = commands_module.VARS_LINE = NEVER
+    # every module that reads them (bound at import, as the hot loops want)
+    switched = [(module, name) for module in (bulk_module, firstpass_module, commands_module)
+                for name in ("MIN_RUN", "VARS_LINE")]
+    saved = [getattr(module, name) for module, name in switched]
+    for module, name in switched:
+        setattr(module, name, 10**9 if name == "MIN_RUN" else NEVER)
     try:
         return parse_dag(lines, **kw)
     finally:
-        parser_module._MIN_RUN, parser_module.VARS_LINE, commands_module.VARS_LINE = saved
+        for (module, name), value in zip(switched, saved):
+            setattr(module, name, value)
 
 
 def outcome(parse, lines: list[str]):

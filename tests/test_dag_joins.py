@@ -11,7 +11,9 @@ from hypothesis import strategies as st
 from condor_rlrep.criticality import plan_workflow
 from condor_rlrep.dag import Join, Workflow, parse_dag, write_dag_lines
 from condor_rlrep.errors import CycleError, DagError
-from condor_rlrep.dag.graph import build_graph, dependency_graph, generate_dot, topological_order
+from condor_rlrep.dag.dot import generate_dot
+from condor_rlrep.dag.graph import dependency_graph
+from condor_rlrep.dag.nxgraph import build_graph, topological_order
 
 
 def jobs(*names: str) -> list[str]:

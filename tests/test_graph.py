@@ -12,15 +12,9 @@ from hypothesis import strategies as st
 
 from _critutil import level_passes, make_workflow, random_dags
 from condor_rlrep.errors import CycleError, DagError, EstimateError
-from condor_rlrep.dag.graph import (
-    VIRTUAL_END,
-    VIRTUAL_START,
-    DependencyGraph,
-    build_graph,
-    dependency_graph,
-    generate_dot,
-    topological_order,
-)
+from condor_rlrep.dag.dot import generate_dot
+from condor_rlrep.dag.graph import VIRTUAL_END, VIRTUAL_START, dependency_graph
+from condor_rlrep.dag.nxgraph import build_graph, from_networkx, to_networkx, topological_order
 
 ESTIMATES = {"b": 2.0, "a": 1.0, "c": 3.0, "d": 4.0}
 EDGES = {("a", "c"), ("b", "c"), ("c", "d")}
@@ -47,9 +41,9 @@ def test_compact_graph_matches_networkx():
     assert [compact.names[i] for i in compact.roots()] == ["b", "a"]
     assert [compact.names[i] for i in compact.leaves()] == ["d"]
     assert sorted(compact.names[i] for i in compact.parents(compact.index()["c"])) == ["a", "b"]
-    again = DependencyGraph.from_networkx(build_graph(workflow, ESTIMATES))
+    again = from_networkx(build_graph(workflow, ESTIMATES))
     assert set(again.edges()) == set(build_graph(workflow, ESTIMATES).edges)
-    assert nx.utils.graphs_equal(compact.to_networkx(), build_graph(workflow, ESTIMATES))
+    assert nx.utils.graphs_equal(to_networkx(compact), build_graph(workflow, ESTIMATES))
 
 
 def test_edges_with_equal_but_distinct_name_strings():
@@ -119,7 +113,7 @@ def test_reserved_names():
 
 def test_garbage_collector_state_is_restored():
     assert gc.isenabled()
-    dependency_graph(make_workflow(ESTIMATES, EDGES), ESTIMATES).to_networkx()
+    to_networkx(dependency_graph(make_workflow(ESTIMATES, EDGES), ESTIMATES))
     assert gc.isenabled()
     gc.disable()
     try:

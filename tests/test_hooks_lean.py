@@ -13,8 +13,8 @@ from condor_rlrep.store.location import create_store
 from condor_rlrep.condor.eventlog_writer import EventLogWriter
 from condor_rlrep.instrument import InstrumentOptions, instrument
 
-# condor_rlrep.dag.graph is allowed: the PRE computes φ′ with condor_rlrep.criticality
-# (one implementation), which imports graph's names; graph itself imports none of these.
+# condor_rlrep.dag.graph (with .csr and .nxgraph) is allowed: the PRE computes φ′ with
+# condor_rlrep.criticality (one implementation), which imports their names; they import none of these.
 FORBIDDEN = ("scipy", "matplotlib", "numpy", "networkx", "click", "condor_rlrep.dag.parser", "condor_rlrep.dag.model", "condor_rlrep.bottlemod",
              "condor_rlrep.estimates", "tomllib",
              "zoneinfo")  # the default zone is UTC: no tz database needed (agent.state)

@@ -13,7 +13,7 @@ from _hookutil import FIGURE1
 from condor_rlrep.criticality import plan_workflow
 from condor_rlrep.dag.parser import read_dag
 from condor_rlrep.estimates import resolve_estimates
-from condor_rlrep.dag.graph import build_graph
+from condor_rlrep.dag.nxgraph import build_graph
 from condor_rlrep.rundir import plan as cache_module
 from condor_rlrep.hooks.argv import parse_hook_argv
 from condor_rlrep.rundir.plan import load_plan

@@ -1,7 +1,7 @@
 """``condor-rlrep inspect``: critical path, CR(W), deadline and φ′/φ″ of a workflow.
 
-Thin shell over :mod:`condor_rlrep.estimates`, :mod:`condor_rlrep.dag.graph` and
-:mod:`condor_rlrep.criticality`. Times are seconds relative to s(W) = 0;
+Thin shell over :mod:`condor_rlrep.estimates`, :mod:`condor_rlrep.dag.graph`,
+:mod:`condor_rlrep.dag.dot` and :mod:`condor_rlrep.criticality`. Times are seconds relative to s(W) = 0;
 planned φ′/φ″ are taken at each node's planned submit time s(W) + earliest
 start. Estimates come from :func:`~condor_rlrep.estimates.resolve_estimates`
 (sidecar, VARS ``rlrep_estimate``, DAX/WfFormat runtimes, BottleMod models
@@ -36,8 +36,9 @@ from condor_rlrep.atomic import write_atomic
 from condor_rlrep.cli.options import criticality_option, default_estimate_option, json_option, phi_option, warn
 from condor_rlrep.criticality import WorkflowPlan, plan_workflow
 from condor_rlrep.estimates import read_estimates, resolve_estimates_with_origins
+from condor_rlrep.dag.dot import generate_dot
 from condor_rlrep.dag.graph import (
-    DependencyGraph, dependency_graph, dependency_nodes, gc_paused, generate_dot, missing_estimates_error,
+    DependencyGraph, dependency_graph, dependency_nodes, gc_paused, missing_estimates_error,
 )
 
 __all__ = ["inspect"]

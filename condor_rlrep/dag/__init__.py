@@ -5,8 +5,11 @@ its dependency graph.
 language, INCLUDE and SPLICE resolved) into a :class:`Workflow`;
 ``write_dag_lines(workflow)`` / ``write_dag(workflow, path)`` write it back;
 :mod:`.dax` and :mod:`.wfformat` read Pegasus DAX and WfCommons WfFormat,
-:mod:`.load` any of them by content, :mod:`.export` writes a runnable DAG,
-and :mod:`.graph` is the dependency graph the criticality formulas run on.
+:mod:`.load` any of them by content, :mod:`.export` writes a runnable DAG.
+:mod:`.graph` is the dependency graph the criticality formulas run on (on
+the CSR arrays and passes of :mod:`.csr`), :mod:`.nxgraph` its networkx form
+and :mod:`.dot` its Graphviz drawing. The parser's own parts are listed in
+:mod:`.parser`.
 
 Names are imported lazily, so that :mod:`condor_rlrep.criticality` (which
 needs only the graph) does not load the parser.

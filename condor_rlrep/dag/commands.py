@@ -1,9 +1,14 @@
-"""The non-defining DAG commands (DAGMan's second pass), one handler each.
+"""The non-defining DAG commands (DAGMan's second pass), one handler each,
+and the loop that runs a scope's deferred commands in file order.
 
-Each handler gets the parser, the scope (DAG file) the command belongs to,
-the normalized keyword, the logical line and its location, and applies the
-command to the workflow being built. Syntax errors name the command and show
-the expected form (:data:`SYNTAX`).
+Each handler gets the parse state, the scope (DAG file) the command belongs
+to, the normalized keyword, the logical line and its location, and applies
+the command to the workflow being built. Syntax errors name the command and
+show the expected form (:data:`~.syntax.SYNTAX`).
+
+Pass 2 runs after pass 1 (:mod:`.firstpass`) has defined every node of the
+scope, so a command may name a node defined further down the file. Runs of
+deferred ``PARENT`` lines take the bulk path (:mod:`.bulk`), as in pass 1.
 """
 
 from __future__ import annotations
@@ -13,81 +18,23 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from ..errors import DagError, DagSyntaxError
-from .lexer import Lexer, Token, is_plain, normalize_keyword, split_tokens
+from ..errors import DagError
+from .bulk import MIN_RUN, VARS_LINE, bulk_edges, fast_edge
+from .lexer import Lexer, LexError, Token, is_plain, normalize_keyword, split_tokens
 from .model import Script, VarAssignment
+from .syntax import syntax_error
 
 if TYPE_CHECKING:
-    from .parser import _Parser, _Scope, _Splice
+    from .parsestate import ParseState, Scope, Splice
 
-__all__ = ["COMMANDS", "SYNTAX", "VARS_LINE", "display_keyword", "syntax_error"]
+__all__ = ["COMMANDS", "run_deferred", "run_command"]
 
 log = logging.getLogger(__name__)
-
-
-SYNTAX = {
-    "JOB": "JOB name submit [DIR dir] [NOOP] [DONE]",
-    "FINAL": "FINAL name submit [DIR dir] [NOOP]",
-    "SERVICE": "SERVICE name submit [DIR dir] [NOOP]",
-    "PROVISIONER": "PROVISIONER name submit [DIR dir] [NOOP]",
-    "SUBDAG": "SUBDAG EXTERNAL name file.dag [DIR dir] [NOOP] [DONE]",
-    "SPLICE": "SPLICE name file.dag [DIR dir]",
-    "SUBMIT_DESCRIPTION": "SUBMIT-DESCRIPTION name { ... }",
-    "PARENT": "[WEAK] PARENT p1 [p2 ...] CHILD c1 [c2 ...]",
-    "SCRIPT": "SCRIPT [DEFER status secs] [DEBUG file STDOUT|STDERR|ALL] PRE|POST|HOLD node executable [args ...]",
-    "PRE_SKIP": "PRE_SKIP node exit-code",
-    "RETRY": "RETRY node n [UNLESS-EXIT code]",
-    "ABORT_DAG_ON": "ABORT-DAG-ON node value [RETURN code]",
-    "VARS": 'VARS node [PREPEND|APPEND] key="value" [key2="value2" ...]',
-    "PRIORITY": "PRIORITY node value",
-    "CATEGORY": "CATEGORY node category",
-    "MAXJOBS": "MAXJOBS category n",
-    "TOLERANCE": "TOLERANCE node n[%] [FAIL-FAST|WAIT]",
-    "CONFIG": "CONFIG file",
-    "SET_JOB_ATTR": "SET_JOB_ATTR attr = value",
-    "ENV": "ENV GET VAR ... | ENV SET KEY=VALUE;...",
-    "DOT": "DOT file [UPDATE|DONT-UPDATE] [OVERWRITE|DONT-OVERWRITE] [INCLUDE header]",
-    "NODE_STATUS_FILE": "NODE_STATUS_FILE file [min-seconds] [ALWAYS-UPDATE]",
-    "JOBSTATE_LOG": "JOBSTATE_LOG file",
-    "SAVE_POINT_FILE": "SAVE_POINT_FILE node [file]",
-    "REJECT": "REJECT",
-    "DONE": "DONE node",
-    "INCLUDE": "INCLUDE file",
-    "CONNECT": "CONNECT out-splice in-splice",
-    "PIN_IN": "PIN_IN node n",
-    "PIN_OUT": "PIN_OUT node n",
-}
 
 _INT = re.compile(r"[+-]?[0-9]+\Z")
 _TOLERANCE = re.compile(r"[0-9]+%?\Z")
 _SCRIPT_KINDS = frozenset({"PRE", "POST", "HOLD"})
 _DEBUG_TYPES = frozenset({"STDOUT", "STDERR", "ALL"})
-
-# The common VARS line, one plain key="value" pair: (node, key, value). It
-# matches only lines that DAGMan's lexer splits into exactly these tokens and
-# that _cmd_vars accepts as they are (printable ASCII; no quote, '=' or
-# backslash in the node name; an identifier key not starting with "queue";
-# no quote or backslash in the value). re.M: the parser also matches it
-# against many lines joined by newlines.
-VARS_LINE = re.compile(
-    r"^(?i:VARS)[ \t]+([!#-&(-<>-\[\]-~]+)[ \t]+"
-    r'((?![Qq][Uu][Ee][Uu][Ee])[A-Za-z_][A-Za-z0-9_]*)="([ !#-\[\]-~]*)"[ \t]*$',
-    re.M,
-)
-
-
-def display_keyword(kw: str) -> str:
-    """A normalized keyword in its documented spelling."""
-    return {"ABORT_DAG_ON": "ABORT-DAG-ON", "SUBMIT_DESCRIPTION": "SUBMIT-DESCRIPTION"}.get(kw, kw)
-
-
-def syntax_error(kw: str, what: str, path: str | None, line: int) -> DagSyntaxError:
-    """A syntax error for command ``kw`` saying what is wrong and what is expected."""
-    msg = f"{display_keyword(kw)}: {what}"
-    if kw in SYNTAX:
-        msg += f" (expected: {SYNTAX[kw]})"
-    return DagSyntaxError(msg, path=path, line=line)
-
 
 # DAGMan reads these numbers into C ints: anything outside is an error there too.
 _INT_MIN, _INT_MAX = -(2**31), 2**31 - 1
@@ -98,7 +45,7 @@ def _shown(tok: str) -> str:
     return tok if len(tok) <= 40 else f"{tok[:20]}…{tok[-8:]} ({len(tok)} characters)"
 
 
-def _int(p: _Parser, kw: str, tok: str, what: str, path: str | None, lineno: int, lo: int | None = None, hi: int | None = None) -> int:
+def _int(p: ParseState, kw: str, tok: str, what: str, path: str | None, lineno: int, lo: int | None = None, hi: int | None = None) -> int:
     if not _INT.match(tok):
         raise syntax_error(kw, f"invalid {what} '{_shown(tok)}' (not an integer)", path, lineno)
     # the length test first: int() refuses strings of more than 4,300 digits
@@ -111,14 +58,14 @@ def _int(p: _Parser, kw: str, tok: str, what: str, path: str | None, lineno: int
     return v
 
 
-def _no_more(p: _Parser, kw: str, raws: list[str], i: int, path: str | None, lineno: int) -> None:
+def _no_more(p: ParseState, kw: str, raws: list[str], i: int, path: str | None, lineno: int) -> None:
     if len(raws) > i:
         raise syntax_error(kw, f"unexpected token '{raws[i]}'", path, lineno)
 
 
 # -- pass 2 commands -------------------------------------------------------
 
-def _cmd_parent(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_parent(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws = line.split() if is_plain(line) else [t.raw for t in Lexer(line).all()]
     weak = kw == "WEAK"
     start = 1
@@ -148,7 +95,7 @@ def _cmd_parent(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None,
     p.add_edges(scope, parents, children, weak, path, lineno)
 
 
-def _cmd_script(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_script(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     lex = Lexer(line)
     lex.next()
     defer: tuple[int, int] | None = None
@@ -193,7 +140,7 @@ def _cmd_script(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None,
         )
 
 
-def _cmd_pre_skip(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_pre_skip(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     if len(raws) < 3:
         raise syntax_error(kw, "missing node name or exit code", path, lineno)
@@ -203,7 +150,7 @@ def _cmd_pre_skip(p: _Parser, scope: _Scope, kw: str, line: str, path: str | Non
         node.pre_skip = code
 
 
-def _cmd_retry(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_retry(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     if len(raws) < 3:
         raise syntax_error(kw, "missing node name or retry count", path, lineno)
@@ -221,7 +168,7 @@ def _cmd_retry(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, 
         node.retry_unless_exit = unless
 
 
-def _cmd_abort(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_abort(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     if len(raws) < 3:
         raise syntax_error(kw, "missing node name or exit value", path, lineno)
@@ -238,7 +185,7 @@ def _cmd_abort(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, 
         node.abort_dag_on = (value, ret)
 
 
-def _cmd_vars(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_vars(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     m = VARS_LINE.match(line)
     if m is not None:  # the common shape, without the character-level lexer
         for node in p.targets(scope, kw, m[1], path, lineno):
@@ -278,7 +225,7 @@ def _cmd_vars(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, l
         node.vars.extend(VarAssignment(v.key, v.value, v.placement) for v in pairs)
 
 
-def _cmd_priority(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_priority(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     if len(raws) < 3:
         raise syntax_error(kw, "missing node name or priority value", path, lineno)
@@ -288,11 +235,11 @@ def _cmd_priority(p: _Parser, scope: _Scope, kw: str, line: str, path: str | Non
         node.priority = prio
 
 
-def _scoped_category(scope: _Scope, cat: str) -> str:
+def _scoped_category(scope: Scope, cat: str) -> str:
     return cat if cat.startswith("+") else scope.prefix + cat
 
 
-def _cmd_category(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_category(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     if len(raws) < 3:
         raise syntax_error(kw, "missing node name or category name", path, lineno)
@@ -302,7 +249,7 @@ def _cmd_category(p: _Parser, scope: _Scope, kw: str, line: str, path: str | Non
         node.category = cat
 
 
-def _cmd_maxjobs(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_maxjobs(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     if len(raws) < 3:
         raise syntax_error(kw, "missing category name or limit", path, lineno)
@@ -310,7 +257,7 @@ def _cmd_maxjobs(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None
     p.wf.maxjobs[_scoped_category(scope, raws[1])] = _int(p, kw, raws[2], "throttle limit", path, lineno, lo=0)
 
 
-def _cmd_tolerance(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_tolerance(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     if len(raws) < 3:
         raise syntax_error(kw, "missing node name or tolerance", path, lineno)
@@ -325,7 +272,7 @@ def _cmd_tolerance(p: _Parser, scope: _Scope, kw: str, line: str, path: str | No
         node.tolerance = text
 
 
-def _cmd_done(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_done(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     if len(raws) < 2:
         raise syntax_error(kw, "no node name given", path, lineno)
@@ -334,7 +281,7 @@ def _cmd_done(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, l
         node.done = True
 
 
-def _cmd_save_point(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_save_point(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, texts = split_tokens(line)
     if len(raws) < 2:
         raise syntax_error(kw, "no node name given", path, lineno)
@@ -344,14 +291,14 @@ def _cmd_save_point(p: _Parser, scope: _Scope, kw: str, line: str, path: str | N
         node.save_point_file = texts[2] if len(raws) > 2 else None
 
 
-def _top_only(p: _Parser, scope: _Scope, kw: str, path: str | None, lineno: int) -> bool:
+def _top_only(p: ParseState, scope: Scope, kw: str, path: str | None, lineno: int) -> bool:
     if scope.is_splice:
         log.info("%s:%s: %s inside a splice is ignored (as DAGMan does)", path, lineno, kw)
         return False
     return True
 
 
-def _cmd_config(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_config(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, texts = split_tokens(line)
     if len(raws) < 2:
         raise syntax_error(kw, "no configuration file given", path, lineno)
@@ -363,7 +310,7 @@ def _cmd_config(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None,
     p.wf.config = texts[1]
 
 
-def _cmd_set_job_attr(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_set_job_attr(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     rest = line.split(None, 1)[1] if len(line.split(None, 1)) > 1 else ""
     key, eq, value = rest.partition("=")
     if not eq or not key.strip():
@@ -372,7 +319,7 @@ def _cmd_set_job_attr(p: _Parser, scope: _Scope, kw: str, line: str, path: str |
         p.wf.set_job_attrs.append((key.strip(), value.strip()))
 
 
-def _cmd_env(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_env(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     lex = Lexer(line)
     lex.next()
     action = lex.next()
@@ -386,7 +333,7 @@ def _cmd_env(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, li
         p.wf.env.append((action.raw.upper(), rest))
 
 
-def _cmd_dot(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_dot(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     if len(raws) < 2:
         raise syntax_error(kw, "no file given", path, lineno)
@@ -404,7 +351,7 @@ def _cmd_dot(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, li
         p.wf.dot = line.split(None, 1)[1].strip()
 
 
-def _cmd_node_status(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_node_status(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, texts = split_tokens(line)
     if len(raws) < 2:
         raise syntax_error(kw, "no file given", path, lineno)
@@ -423,7 +370,7 @@ def _cmd_node_status(p: _Parser, scope: _Scope, kw: str, line: str, path: str | 
         p.wf.node_status_always_update = always
 
 
-def _cmd_jobstate_log(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_jobstate_log(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, texts = split_tokens(line)
     if len(raws) < 2:
         raise syntax_error(kw, "no file given", path, lineno)
@@ -432,13 +379,13 @@ def _cmd_jobstate_log(p: _Parser, scope: _Scope, kw: str, line: str, path: str |
         p.wf.jobstate_log = texts[1]
 
 
-def _cmd_reject(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_reject(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     _no_more(p, kw, raws, 1, path, lineno)
     p.wf.reject = True
 
 
-def _cmd_pin(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_pin(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     if len(raws) < 3:
         raise syntax_error(kw, "missing node name or pin number", path, lineno)
@@ -456,12 +403,12 @@ def _check_pins(pins: dict[int, list[str]], what: str, splice: str, path: str | 
     return n
 
 
-def _cmd_connect(p: _Parser, scope: _Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+def _cmd_connect(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     if len(raws) < 3:
         raise syntax_error(kw, "missing splice(s) to connect", path, lineno)
     _no_more(p, kw, raws, 3, path, lineno)
-    sp: list[_Splice] = []
+    sp: list[Splice] = []
     for name in raws[1:3]:
         s = scope.splices.get(name)
         if s is None:
@@ -510,3 +457,39 @@ COMMANDS: dict[str, Callable[..., None]] = {
     "CONNECT": _cmd_connect,
 }
 
+
+def run_deferred(p: ParseState, scope: Scope) -> None:
+    """Pass 2: every deferred command of ``scope``, in file order.
+
+    Runs of deferred ``PARENT`` lines (a file whose edges come before
+    their nodes: every edge is deferred) take the bulk path, as in pass 1.
+    """
+    deferred = scope.deferred
+    bulk = not scope.is_splice
+    k, total = 0, len(deferred)
+    while k < total:
+        kw, line, path, lineno = deferred[k]
+        if kw == "PARENT" and bulk:
+            end = k + 1
+            while end < total and deferred[end][0] == "PARENT":
+                end += 1
+            if end - k >= MIN_RUN and bulk_edges(p, scope, [item[1] for item in deferred[k:end]]):
+                k = end
+                continue
+            for kw, line, path, lineno in deferred[k:end]:
+                if not fast_edge(p, scope, line):
+                    run_command(p, scope, kw, line, path, lineno)
+            k = end
+            continue
+        if not (kw == "PARENT" and fast_edge(p, scope, line)):
+            run_command(p, scope, kw, line, path, lineno)
+        k += 1
+    scope.deferred = []
+
+
+def run_command(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
+    """Apply one non-defining command (a lexer error becomes the command's syntax error)."""
+    try:
+        COMMANDS[kw](p, scope, kw, line, path, lineno)
+    except LexError as err:
+        raise p.syntax(kw, str(err), path, lineno) from None

@@ -33,6 +33,7 @@ from pathlib import Path
 from urllib.parse import unquote, urlparse
 from xml.parsers import expat
 
+from condor_rlrep.dag.cycles import check_acyclic
 from condor_rlrep.dag.model import FileUse, Node, Workflow
 from condor_rlrep.errors import DagError, DagSyntaxError
 
@@ -267,8 +268,6 @@ class _Builder:
 
     # -- after the document ----------------------------------------------
     def finish(self) -> Workflow:
-        from condor_rlrep.dag.load import check_acyclic
-
         nodes = self.workflow.nodes
         for node in nodes.values():
             if node.executable is not None and node.executable in self.catalog:

@@ -1,10 +1,11 @@
 """Lexical layer of the DAGMan DAG-file language (HTCondor 25.x ``DagLexer``).
 
-Two jobs: turn physical lines into logical command lines (comments, blank
-lines, ``\\`` continuations) while still letting the parser pull raw lines for
-inline submit descriptions, and split a command line into tokens exactly as
-DAGMan's lexer does (quotes, backslash escapes inside quotes, ``key = value``
-pairs glued into one token).
+Three jobs: read a file into physical lines as DAGMan does (only ``\\n`` ends
+a line; a NUL byte is refused: a DAG file is text), turn physical lines into
+logical command lines (comments, blank lines, ``\\`` continuations) while
+still letting the parser pull raw lines for inline submit descriptions, and
+split a command line into tokens exactly as DAGMan's lexer does (quotes,
+backslash escapes inside quotes, ``key = value`` pairs glued into one token).
 
 Most lines of a big DAG are plain (``JOB a a.sub``, ``PARENT a CHILD b``):
 they are split with :meth:`str.split`; the character-level lexer only runs on
@@ -16,9 +17,37 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["Token", "Lexer", "LexError", "LineSource", "tokens", "split_tokens", "is_plain", "normalize_keyword"]
+from ..errors import DagSyntaxError
+
+__all__ = [
+    "Token", "Lexer", "LexError", "LineSource", "tokens", "split_tokens", "is_plain", "normalize_keyword",
+    "read_lines", "checked_lines",
+]
 
 _DELIMS = " \t"
+
+
+def read_lines(path: str) -> list[str]:
+    """The physical lines of the file at ``path`` (the parser's default loader)."""
+    # DAGMan reads lines with std::getline: only "\n" ends a line (not the
+    # other separators str.splitlines() knows); "\r" is trimmed later.
+    with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+        text = f.read()
+    if "\x00" in text:
+        _raise_nul(text.split("\n"), path)
+    return text.split("\n")
+
+
+def _raise_nul(lines: list[str], path: str | None) -> None:
+    lineno = next(n for n, line in enumerate(lines, 1) if "\x00" in line)
+    raise DagSyntaxError("line contains a NUL byte (a DAG file is text)", path=path, line=lineno)
+
+
+def checked_lines(lines: list[str], path: str | None) -> list[str]:
+    """``lines`` from a caller or a custom loader, refused if one holds a NUL byte."""
+    if "\x00" in "".join(lines):
+        _raise_nul(lines, path)
+    return lines
 
 
 def normalize_keyword(word: str) -> str:

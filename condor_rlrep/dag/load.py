@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
 from condor_rlrep.dag.model import Workflow
-from condor_rlrep.errors import CycleError, DagError, DagSyntaxError
+from condor_rlrep.errors import DagError, DagSyntaxError
 
-__all__ = ["WorkflowFormat", "detect_format", "load_workflow", "check_acyclic"]
+__all__ = ["WorkflowFormat", "detect_format", "load_workflow"]
 
 WorkflowFormat = Literal["dax", "wfformat", "dag"]
 
@@ -68,34 +67,3 @@ def load_workflow(path: str | os.PathLike[str]) -> Workflow:
 
     return read_dag(file)
 
-
-def check_acyclic(workflow: Workflow, *, edge_lines: Mapping[tuple[str, str], int] | None = None) -> None:
-    """Raise :class:`CycleError` naming one cycle if the dependencies have any.
-
-    The cycle found is deterministic (nodes in file order, edges sorted); its
-    error points at the earliest line (per ``edge_lines``) of its edges.
-    """
-    import networkx as nx
-
-    for parent, child in workflow.edges:
-        if parent not in workflow.nodes or child not in workflow.nodes:
-            missing = parent if parent not in workflow.nodes else child
-            raise DagError(f"edge {parent} -> {child} names unknown node {missing!r}", path=workflow.source_path)
-    graph = nx.DiGraph()
-    graph.add_nodes_from(workflow.nodes)
-    graph.add_edges_from(sorted(workflow.edges))
-    for join in workflow.joins:
-        graph.add_edges_from((p, join.name) for p in join.parents)
-        graph.add_edges_from((join.name, c) for c in join.children)
-    if nx.is_directed_acyclic_graph(graph):
-        return
-    cycle_edges = nx.find_cycle(graph)
-    joins = {join.name for join in workflow.joins}
-    cycle = [parent for parent, _ in cycle_edges if parent not in joins]
-    lines = [edge_lines[e] for e in cycle_edges if edge_lines and e in edge_lines]
-    raise CycleError(
-        "dependency cycle: " + " -> ".join([*cycle, cycle[0]]),
-        cycle=cycle,
-        path=workflow.source_path,
-        line=min(lines) if lines else None,
-    )

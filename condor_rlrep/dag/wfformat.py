@@ -37,6 +37,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from condor_rlrep.dag.cycles import check_acyclic
 from condor_rlrep.dag.model import FileUse, Node, Workflow
 from condor_rlrep.errors import CycleError, DagError, DagSyntaxError
 from condor_rlrep.safeload import LoadError, load_json
@@ -82,8 +83,6 @@ def parse_wfformat(source: str | bytes, path: str | None = None) -> Workflow:
     else:
         key = "tasks" if "tasks" in workflow_part else "jobs"
         workflow = reader.read_14(reader.task_list(workflow_part.get(key), f"'workflow.{key}'"))
-
-    from condor_rlrep.dag.load import check_acyclic
 
     try:
         check_acyclic(workflow)

@@ -28,7 +28,8 @@ import numpy as np
 from condor_rlrep.criticality import PHI_MODES, WorkflowPlan, plan_workflow
 from condor_rlrep.dag.model import Node, Workflow
 from condor_rlrep.errors import InputError
-from condor_rlrep.dag.graph import VIRTUAL_NODES, build_graph, topological_order
+from condor_rlrep.dag.graph import VIRTUAL_NODES
+from condor_rlrep.dag.nxgraph import build_graph, topological_order
 
 __all__ = [
     "FIGURE1_TASK_SECONDS",
