@@ -90,7 +90,7 @@ def _workflow_without_parser(path: Path):
 
 
 def run_one(nodes: int, repeats: int) -> dict:
-    from condor_rlrep.criticality import plan_workflow
+    from condor_rlrep.workflowplan import plan_workflow
     from condor_rlrep.estimates import resolve_estimates
     from condor_rlrep.dag.graph import dependency_graph
     from condor_rlrep.dag.nxgraph import build_graph

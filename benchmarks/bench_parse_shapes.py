@@ -87,7 +87,7 @@ def run_case(path: Path, repeat: int, with_plan: bool) -> dict:
         workflow = read_dag(path)
         parse_times.append(time.perf_counter() - t0)
         if with_plan:
-            from condor_rlrep.criticality import plan_workflow
+            from condor_rlrep.workflowplan import plan_workflow
             from condor_rlrep.dag.graph import dependency_graph
 
             t0 = time.perf_counter()

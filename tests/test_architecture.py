@@ -19,6 +19,7 @@ LAYERS: list[set[str]] = [
     {"outcome"},
     {"dag", "agent", "condor"},
     {"criticality", "bottlemod", "survival"},
+    {"workflowplan"},
     {"estimates", "store"},
     {"rundir", "sim"},
     {"hooks", "runreport", "sweep"},

@@ -14,16 +14,15 @@ from hypothesis import strategies as st
 
 from _critutil import level_passes, make_workflow, random_dags
 from condor_rlrep.criticality import (
-    WorkflowPlan,
     critical_path,
     critical_path_length,
     deadline,
     earliest_start,
     phi_double_prime,
     phi_prime,
-    plan_workflow,
     remaining_critical_path,
 )
+from condor_rlrep.workflowplan import WorkflowPlan, plan_workflow
 from condor_rlrep.errors import CycleError
 from condor_rlrep.dag.graph import VIRTUAL_END, VIRTUAL_START, dependency_graph
 from condor_rlrep.dag.nxgraph import build_graph

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from condor_rlrep.criticality import plan_workflow
+from condor_rlrep.workflowplan import plan_workflow
 from condor_rlrep.dag import Join, Workflow, parse_dag, write_dag_lines
 from condor_rlrep.errors import CycleError, DagError
 from condor_rlrep.dag.dot import generate_dot

@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 
 from condor_rlrep.bottlemod.analysis import analyze
 from condor_rlrep.bottlemod.modelfile import parse_model
-from condor_rlrep.criticality import plan_workflow
+from condor_rlrep.workflowplan import plan_workflow
 from condor_rlrep.dag import parse_dag, write_dag_lines
 from condor_rlrep.dag.dax import parse_dax
 from condor_rlrep.dag.wfformat import parse_wfformat

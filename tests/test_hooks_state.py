@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from _hookutil import FIGURE1
-from condor_rlrep.criticality import plan_workflow
+from condor_rlrep.workflowplan import plan_workflow
 from condor_rlrep.dag.parser import read_dag
 from condor_rlrep.estimates import resolve_estimates
 from condor_rlrep.dag.nxgraph import build_graph

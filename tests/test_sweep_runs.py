@@ -4,7 +4,6 @@ and the condor backend's DAG run node by node as a pool would run it."""
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import signal
 import subprocess

@@ -34,7 +34,7 @@ import click
 
 from condor_rlrep.atomic import write_atomic
 from condor_rlrep.cli.options import criticality_option, default_estimate_option, json_option, phi_option, warn
-from condor_rlrep.criticality import WorkflowPlan, plan_workflow
+from condor_rlrep.workflowplan import WorkflowPlan, plan_workflow
 from condor_rlrep.estimates import read_estimates, resolve_estimates_with_origins
 from condor_rlrep.dag.dot import generate_dot
 from condor_rlrep.dag.graph import (

@@ -23,7 +23,7 @@ with numpy, level by level, it is many times faster than a networkx graph
 (the simulator and the PRE hook pay for it). Importing this module (or
 :mod:`condor_rlrep.criticality`) imports neither networkx, numpy nor the DAG
 parser package: a hook that only reads a cached
-:class:`~condor_rlrep.criticality.WorkflowPlan` does not pay for them.
+:class:`~condor_rlrep.workflowplan.WorkflowPlan` does not pay for them.
 
 The networkx form (virtual start and end nodes, for display and networkx
 algorithms) is :mod:`.nxgraph`; the Graphviz drawing, :mod:`.dot`.

@@ -14,8 +14,8 @@ Concurrent first calls build it once under an exclusive ``flock``; the
 directory appears atomically (``os.rename``). The build is the simulator's:
 :func:`condor_rlrep.estimates.resolve_estimates` →
 :func:`condor_rlrep.dag.graph.dependency_graph` →
-:func:`condor_rlrep.criticality.plan_workflow`; the cache keeps what PRE needs
-of that :class:`~condor_rlrep.criticality.WorkflowPlan`. BottleMod model files
+:func:`condor_rlrep.workflowplan.plan_workflow`; the cache keeps what PRE needs
+of that :class:`~condor_rlrep.workflowplan.WorkflowPlan`. BottleMod model files
 (VARS ``rlrep_bottlemod``) are inputs too: their ``(size, mtime_ns)`` is kept
 in ``meta.marshal`` (with ctime) and a change rebuilds the plan. A build that fails with a
 library error (a bad model) is recorded in ``failed-<digest>.json`` so the
@@ -55,7 +55,7 @@ def bucket_of(name: str) -> int:
 
 
 class PlanCache:
-    """What the PRE needs of one DAG version's :class:`~condor_rlrep.criticality.WorkflowPlan`:
+    """What the PRE needs of one DAG version's :class:`~condor_rlrep.workflowplan.WorkflowPlan`:
     CR(W) and per node ``(e_t, L′_t, max_{j∈C_t} L′_j, earliest start)`` (the
     planned start offset from s(W): 0 for the nodes that start the workflow).
 
@@ -80,7 +80,7 @@ class PlanCache:
 
     @classmethod
     def from_workflow_plan(cls, plan: Any, key: str = "") -> PlanCache:
-        """The PRE's part of a :class:`~condor_rlrep.criticality.WorkflowPlan`."""
+        """The PRE's part of a :class:`~condor_rlrep.workflowplan.WorkflowPlan`."""
         data = plan.to_dict()
         nodes = dict(zip(data["names"], zip(data["estimate"], data["remaining"], data["max_child_remaining"],
                                             data["earliest_start"])))
@@ -181,7 +181,7 @@ def build_plan(settings: Any, key: str = "") -> PlanCache:
 
     The one model: :func:`condor_rlrep.estimates.resolve_estimates` (sidecar,
     VARS, BottleMod models …), :func:`condor_rlrep.dag.graph.dependency_graph`
-    and :func:`condor_rlrep.criticality.plan_workflow`, as in the simulator.
+    and :func:`condor_rlrep.workflowplan.plan_workflow`, as in the simulator.
     """
     return _build(settings, key, [])
 
@@ -189,7 +189,7 @@ def build_plan(settings: Any, key: str = "") -> PlanCache:
 def _build(settings: Any, key: str, models: list[str]) -> PlanCache:
     """The plan; ``models`` receives the model files its estimates come from
     (before they are read, so that a failing build names them too)."""
-    from condor_rlrep.criticality import plan_workflow
+    from condor_rlrep.workflowplan import plan_workflow
     from condor_rlrep.dag.parser import parse_dag
     from condor_rlrep.estimates import bottlemod_models, read_estimates, resolve_estimates
     from condor_rlrep.dag.graph import dependency_graph

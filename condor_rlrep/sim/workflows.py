@@ -2,7 +2,7 @@
 
 * A :class:`WorkflowTemplate` is a workflow planned once: tasks in
   topological order, their run times and estimates, and the
-  :class:`~condor_rlrep.criticality.WorkflowPlan` at ``s(W) = 0`` (L′ does not
+  :class:`~condor_rlrep.workflowplan.WorkflowPlan` at ``s(W) = 0`` (L′ does not
   depend on the start). An instance that starts at ``s`` asks the same plan
   for ``φ′`` at ``s_t − s`` — the very function the live PRE hook uses.
 * :func:`inject` replaces a fraction ``w`` of the trace's jobs by workflow
@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from condor_rlrep.criticality import PHI_MODES, WorkflowPlan, plan_workflow
+from condor_rlrep.criticality import PHI_MODES
+from condor_rlrep.workflowplan import WorkflowPlan, plan_workflow
 from condor_rlrep.dag.model import Node, Workflow
 from condor_rlrep.errors import InputError
 from condor_rlrep.dag.graph import VIRTUAL_NODES
