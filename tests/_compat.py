@@ -148,7 +148,8 @@ def collapse_joins(nodes: Mapping[str, str], edges: set[tuple[str, str]],
     return {n: s for n, s in nodes.items() if n not in joins}, flat
 
 
-def dagman_parse(run: Runner, dag: Path, *, dot: Path | None = None, timeout: float = 60) -> tuple[bool, str]:
+def dagman_parse(run: Runner, dag: Path, *, dot: Path | None = None, env: Mapping[str, str] | None = None,
+                 timeout: float = 60) -> tuple[bool, str]:
     """DAGMan's verdict on ``dag`` (parsed from the DAG's directory, as
     ``condor_submit_dag`` there would start it, plus ``-Dot``) and what it
     said: ``.dagman.out``'s text when DAGMan ran, the errors otherwise.
@@ -158,6 +159,7 @@ def dagman_parse(run: Runner, dag: Path, *, dot: Path | None = None, timeout: fl
     DOT, NODE_STATUS_FILE and JOBSTATE_LOG lines name are then written:
     DAGMan writes all three before ``-Dot`` makes it exit).
 
+    ``env`` is added to DAGMan's environment (``_CONDOR_DAGMAN_*`` knobs).
     ``run(argv, cwd=…, env=…)`` runs a command as the pool user with the
     pool's configuration (:meth:`_pool.Pool.run`, :func:`pool_runner`).
     """
@@ -177,7 +179,7 @@ def dagman_parse(run: Runner, dag: Path, *, dot: Path | None = None, timeout: fl
     for old in (out, Path(f"{target}.lock"), *([dot] if dot is not None else [])):
         old.unlink(missing_ok=True)
     argv = _retarget(arguments, target.name)
-    environment = {**environment, "_CONDOR_DAGMAN_LOG": out.name, "_CONDOR_MAX_DAGMAN_LOG": "0"}
+    environment = {**environment, **(env or {}), "_CONDOR_DAGMAN_LOG": out.name, "_CONDOR_MAX_DAGMAN_LOG": "0"}
     done = run(["condor_dagman", *argv, "-Dot"], cwd=cwd, env=environment, timeout=timeout)
     log = out.read_text(errors="replace") if out.exists() else ""
     if done.returncode != 0 or (dot is not None and not dot.exists()):
@@ -186,10 +188,10 @@ def dagman_parse(run: Runner, dag: Path, *, dot: Path | None = None, timeout: fl
     return True, log
 
 
-def dagman_view(run: Runner, dag: Path, *, timeout: float = 60) -> DagmanView:
+def dagman_view(run: Runner, dag: Path, *, env: Mapping[str, str] | None = None, timeout: float = 60) -> DagmanView:
     """DAGMan's verdict on ``dag`` and, when it accepts it, its graph (its DOT file)."""
     dot = dag.parent / f"{dag.name}.compat.dot"
-    accepted, said = dagman_parse(run, dag, dot=dot, timeout=timeout)
+    accepted, said = dagman_parse(run, dag, dot=dot, env=env, timeout=timeout)
     if not accepted:
         return DagmanView(False, said)
     nodes, edges = read_dot(dot.read_text())

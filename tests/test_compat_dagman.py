@@ -19,7 +19,8 @@ inspect shows the same graph (without FINAL/SERVICE/PROVISIONER nodes, which
 are outside the dependency graph); where DAGMan refuses the original,
 instrument and inspect refuse it too, with a message and no traceback (issue
 23, item 3). DAGs with a dependency cycle are parsed by DAGMan, which finds the
-cycle only when it runs them and then fails; refusing them up front is right.
+cycle only when it runs them (or at once, with DAGMAN_STARTUP_CYCLE_DETECT)
+and then fails; refusing them up front, as instrument does, is right.
 
 Each case where this does not hold today is a strict ``xfail`` naming the
 issue item: it turns into a failure (and must lose its mark) once fixed.
@@ -33,7 +34,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +52,7 @@ WORKERS = 3
 ITEM3_REJECT = "issue 23 item 3: a REJECT line is accepted (DAGMan refuses the DAG; the copy stays unrunnable)"
 ITEM3_JOB_DAG = ("issue 23 item 3: 'JOB NodeB x.dag.condor.sub' (a nested DAG by JOB, which DAGMan prohibits) "
                  "is rewritten into a copy DAGMan accepts")
-SPLICE_PATHS = ("compat: a SPLICE file named inside a splice without DIR is relative to DAGMan's working "
+SPLICE_PATHS = ("issue 23 compat suite: a SPLICE file named inside a splice without DIR is relative to DAGMan's working "
                 "directory, not to the naming file's (dag/parser.py resolves it against the file's directory)")
 
 KNOWN_INSTRUMENT = {
@@ -68,7 +68,9 @@ KNOWN_INSPECT = {
     "job_dagman_splice-N.dag": SPLICE_PATHS,
 }
 CYCLES = {"job_dagman_cycle-A.dag", "job_dagman_final-H.dag"}
-"""Parsed by DAGMan, which finds the cycle only at run time (and fails)."""
+"""Parsed by DAGMan, which finds the cycle only at run time (and fails), or
+at once with ``DAGMAN_STARTUP_CYCLE_DETECT = True``."""
+CYCLE_CHECK = {"_CONDOR_DAGMAN_STARTUP_CYCLE_DETECT": "True"}
 REFUSED_BY_DAGMAN = {
     "job_dagman_gt4727-upper.dag": "JOB keyword for nested DAGs is prohibited",
     "job_dagman_node_name_illegal_chars.dag": "illegal charater",
@@ -98,7 +100,8 @@ class Case:
     instrument_code: int
     instrument_err: str
     copy: DagmanView | None
-    seconds: float
+    cycle_check: DagmanView | None = None
+    """DAGMan's verdict with its startup cycle check on (only for :data:`CYCLES`)."""
 
 
 @pytest.fixture(scope="module")
@@ -116,16 +119,16 @@ def compat(pool: Pool) -> dict[str, Case]:
     run = pool_runner(pool)
 
     def one(dag: str) -> Case:
-        started = time.monotonic()
         path = root / dag
         original = dagman_view(run, path)
         inspected = run([cli, "inspect", path.name, "--json"], cwd=path.parent)
         out = outdir / _safe(dag) / (path.name[: -len(".dag")] + ".rlrep.dag")
         made = run([cli, "instrument", path.name, "-o", str(out), "--default-estimate", "60",
-                         "--store", str(store)], cwd=path.parent)
+                    "--store", str(store)], cwd=path.parent)
         copy = dagman_view(run, out) if made.returncode == 0 else None
+        cycle_check = dagman_view(run, path, env=CYCLE_CHECK) if dag in CYCLES else None
         return Case(dag, original, inspected.returncode, inspected.stdout, inspected.stderr, made.returncode,
-                    made.stderr, copy, time.monotonic() - started)
+                    made.stderr, copy, cycle_check)
 
     with ThreadPoolExecutor(WORKERS) as workers:
         return {case.dag: case for case in workers.map(one, DAGS)}
@@ -176,6 +179,7 @@ def test_instrument_keeps_what_dagman_parses(compat: dict[str, Case], dag: str) 
         assert "error:" in case.instrument_err
         return
     if dag in CYCLES:
+        assert case.cycle_check is not None and "a cycle exists in the dag" in case.cycle_check.reason
         assert case.instrument_code == 2 and "dependency cycle" in case.instrument_err, case.instrument_err
         return
     assert case.instrument_code == 0, case.instrument_err[-1500:]
