@@ -7,19 +7,17 @@ whichever backend produced them.
 
 from __future__ import annotations
 
-import html
-import re
 from pathlib import Path
 from typing import Any
 
 from condor_rlrep.atomic import write_atomic
+from condor_rlrep.document import Code, Document, Strong
 from condor_rlrep.sweepreport.data import ResultTable, fixed_counterpart, max_replicas
 from condor_rlrep.sweepreport.figures import FIGURES
 from condor_rlrep.sweepreport.findings import findings
 from condor_rlrep.sweepreport.paper import BASELINE_P_STATS, PAPER_WORKFLOWS, TABLE1_ENERGY_MWH, TABLE1_SUCCESSFUL
-from condor_rlrep.sweep.store import SweepDir
 
-__all__ = ["render_report", "Report"]
+__all__ = ["render_report", "render_combined"]
 
 _FIGURE_TITLES = {
     "fig2a": "Figure 2a — CDF of p(W) (single replica)",
@@ -34,81 +32,9 @@ _FIGURE_TITLES = {
 }
 
 
-class Report:
-    """Blocks of a report: ("h", level, text), ("p", text), ("table", header, rows), ("img", path, alt)."""
-
-    def __init__(self) -> None:
-        self.blocks: list[tuple[Any, ...]] = []
-
-    def h(self, level: int, text: str) -> None:
-        self.blocks.append(("h", level, text))
-
-    def p(self, text: str) -> None:
-        self.blocks.append(("p", text))
-
-    def table(self, header: list[str], rows: list[list[str]]) -> None:
-        self.blocks.append(("table", header, rows))
-
-    def img(self, path: str, alt: str) -> None:
-        self.blocks.append(("img", path, alt))
-
-    def markdown(self) -> str:
-        lines: list[str] = []
-        for block in self.blocks:
-            if block[0] == "h":
-                lines += ["#" * block[1] + " " + block[2], ""]
-            elif block[0] == "p":
-                lines += [block[1], ""]
-            elif block[0] == "table":
-                header, rows = block[1], block[2]
-                lines.append("| " + " | ".join(header) + " |")
-                lines.append("|" + "|".join("---" for _ in header) + "|")
-                lines += ["| " + " | ".join(row) + " |" for row in rows]
-                lines.append("")
-            else:
-                lines += [f"![{block[2]}]({block[1]})", ""]
-        return "\n".join(lines)
-
-    def html(self, title: str) -> str:
-        parts = [
-            "<!DOCTYPE html>",
-            f"<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-            "<style>body{font-family:sans-serif;max-width:75em;margin:auto}"
-            "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}"
-            "td:first-child,th:first-child{text-align:left}img{max-width:100%}</style>",
-            "</head><body>",
-        ]
-        for block in self.blocks:
-            if block[0] == "h":
-                parts.append(f"<h{block[1]}>{_inline(block[2])}</h{block[1]}>")
-            elif block[0] == "p":
-                parts.append(f"<p>{_inline(block[1])}</p>")
-            elif block[0] == "table":
-                parts.append("<table><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in block[1]) + "</tr>")
-                for row in block[2]:
-                    parts.append("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>")
-                parts.append("</table>")
-            else:
-                parts.append(f"<p><img src='{html.escape(block[1])}' alt='{html.escape(block[2])}'></p>")
-        parts.append("</body></html>")
-        return "\n".join(parts) + "\n"
-
-
-_CODE = re.compile(r"`([^`]+)`")
-_STRONG = re.compile(r"\*\*(.+?)\*\*")
-
-
-def _inline(text: str) -> str:
-    """The Markdown the report writes inline (``**bold**``, ```code```) as
-    HTML; everything else escaped. Code spans first: no bold inside them."""
-    pieces = _CODE.split(text)
-    out = []
-    for index, piece in enumerate(pieces):
-        if index % 2:
-            out.append(f"<code>{html.escape(piece)}</code>")
-        else:
-            out.append(_STRONG.sub(lambda m: f"<strong>{m.group(1)}</strong>", html.escape(piece)))
-    return "".join(out)
+_STYLE = ("body{font-family:sans-serif;max-width:75em;margin:auto}"
+          "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}"
+          "td:first-child,th:first-child{text-align:left}img{max-width:100%}")
 
 
 def _num(value: float | None, fmt: str = "{:,.0f}") -> str:
@@ -124,8 +50,8 @@ DEFINITIONS = {
                                  "the energy wasted on the others included",
 }
 
-_UNITS = ("**Units.** energy MWh: " + DEFINITIONS["energy_mwh"] + ". replicas/task: " + DEFINITIONS["replicas_per_task"]
-          + ". kWh per workflow within P: " + DEFINITIONS["kwh_per_workflow_within_p"] + ".")
+_UNITS = (Strong("Units."), " energy MWh: " + DEFINITIONS["energy_mwh"] + ". replicas/task: "
+          + DEFINITIONS["replicas_per_task"] + ". kWh per workflow within P: " + DEFINITIONS["kwh_per_workflow_within_p"] + ".")
 
 
 def render_report(sweep_dir: str | Path, *, tuning_seeds: list[int] | None = None) -> Path:
@@ -142,7 +68,7 @@ def render_report(sweep_dir: str | Path, *, tuning_seeds: list[int] | None = Non
     figures_dir = sweep.root / "figures"
     figures_dir.mkdir(parents=True, exist_ok=True)
 
-    report = Report()
+    report = Document()
     report.h(1, f"condor-rlrep sweep report: {experiment['name']}" + (" (quick)" if experiment.get("quick") else ""))
     report.p(experiment.get("description", ""))
     trace = experiment["trace"]
@@ -152,19 +78,20 @@ def render_report(sweep_dir: str | Path, *, tuning_seeds: list[int] | None = Non
         length = f"a {trace['days']}-day trace" if trace.get("days") else "a shortened trace"
         report.p(
             f"This is the quick variant: {length}, not the description's year, and only P = "
-            + ", ".join(f"{phi:g}" for phi in phis)
-            + f"; the full grid is `condor-rlrep sweep {experiment['name']}`."
+            + ", ".join(f"{phi:g}" for phi in phis) + "; the full grid is ",
+            Code(f"condor-rlrep sweep {experiment['name']}"), ".",
         )
     trace_text = f"preset {trace['preset']}, {trace.get('days')} days, trace seed {trace.get('seed')}" if "preset" in trace else "a trace folder"
     role = group.role(tuning_seeds) if group else None
     report.p(
-        f"Runs: {len(documents)} finished of {_grid_size(experiment)}. Trace: {trace_text}"
-        + (f" (a **{role}**)" if role else "") + ". "
+        f"Runs: {len(documents)} finished of {_grid_size(experiment)}. Trace: {trace_text}",
+        *((" (a ", Strong(role), ")") if role else ()),
+        ". "
         f"Shared parameters: {_params_text(experiment['base'])}. "
         f"Reproduce with: condor-rlrep sweep {experiment['name']}{' --quick' if experiment.get('quick') else ''} --out DIR "
-        "(finished runs are kept; the seeds are in the experiment file)."
+        "(finished runs are kept; the seeds are in the experiment file).",
     )
-    report.p(_UNITS)
+    report.p(*_UNITS)
     workflows_json = {}
     for workflows in table.workflow_sets():
         report.h(2, f"Workflows: {workflows}")
@@ -173,7 +100,7 @@ def render_report(sweep_dir: str | Path, *, tuning_seeds: list[int] | None = Non
     report.h(2, "The paper's findings against ours")
     found = findings(table)
     for finding in found:
-        report.p(f"**{finding.verdict.upper()}** — {finding.claim} Ours: {finding.evidence}")
+        report.p(*_finding_text(finding))
     document = {
         "sweeps": [_sweep_json(sweep, sweep.root)],
         "tuning_seeds": tuning_seeds,
@@ -201,11 +128,11 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
     groups = group_by_trace(sweeps)
     figures_dir = out / "figures"
     figures_dir.mkdir(parents=True, exist_ok=True)
-    report = Report()
+    report = Document()
     report.h(1, f"condor-rlrep sweep report: {len(sweeps)} sweeps, {len(groups)} traces")
     report.p("Sweeps in this report (runs of the same trace and shared parameters are read as one grid):")
     report.table(["folder", "experiment", "trace", "runs", "description"], [
-        [f"`{_relative(s.root, out)}`", s.experiment["name"], _trace_text(s.experiment["trace"]),
+        [Code(_relative(s.root, out)), s.experiment["name"], _trace_text(s.experiment["trace"]),
          _runs_text(s), s.experiment.get("description", "")] for s in sweeps])
     if tuning_seeds is not None:
         present = {g.seed for g in groups}
@@ -213,14 +140,16 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
         missing = [seed for seed in tuning_seeds if seed not in present]
         held = [str(g.seed) for g in groups if g.role(tuning_seeds) == "held-out seed"]
         report.p(
-            f"**Tuned on trace seed {tuned}**: the policies' parameters were chosen on it"
-            + (" (its runs are not in this report)" if missing else "") + ". "
-            + (f"**Held out: trace seeds {', '.join(held)}** — nothing was tuned on them." if held else "No seed here is held out.")
+            Strong(f"Tuned on trace seed {tuned}"),
+            ": the policies' parameters were chosen on it" + (" (its runs are not in this report)" if missing else "")
+            + ". ",
+            *((Strong(f"Held out: trace seeds {', '.join(held)}"), " — nothing was tuned on them.") if held
+              else ("No seed here is held out.",)),
         )
     else:
-        report.p("The report was not told which trace seed the policies were tuned on (`--tuning-seed`), "
-                 "so no seed is called held out.")
-    report.p(_UNITS)
+        report.p("The report was not told which trace seed the policies were tuned on (", Code("--tuning-seed"),
+                 "), so no seed is called held out.")
+    report.p(*_UNITS)
     shared = groups[0].base if len(groups) == 1 or all(g.base == groups[0].base for g in groups) else None
     if shared is not None:
         report.p(f"Shared parameters: {_params_text(shared)}.")
@@ -236,7 +165,7 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
             for policy in beyond_policies(table, workflows):
                 checks = check_goals(table, workflows, policy)
                 goal_rows.append([str(group.seed if group.seed is not None else group.label),
-                                  group.role(tuning_seeds) or "–", workflows, f"`{policy}`"] + checks.cells())
+                                  group.role(tuning_seeds) or "–", workflows, Code(policy)] + checks.cells())
     if goal_rows:
         report.h(2, "Beyond the paper — issue 14's goals on every trace")
         report.p("✓ met, ✗ not met, – the runs to decide it are missing. Each trace's section below has the numbers.")
@@ -262,7 +191,7 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
         found = findings(table)
         report.h(3, f"The paper's findings against ours ({group.label})")
         for finding in found:
-            report.p(f"**{finding.verdict.upper()}** — {finding.claim} Ours: {finding.evidence}")
+            report.p(*_finding_text(finding))
         groups_json.append({"label": group.label, "trace": group.trace, "role": role, "sweeps": names,
                             "workflows": workflows_json, "findings": [_finding_json(f) for f in found]})
     document = {"sweeps": [_sweep_json(s, out) for s in sweeps], "tuning_seeds": tuning_seeds,
@@ -270,7 +199,11 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
     return _write(out, report, "condor-rlrep: " + ", ".join(s.experiment["name"] for s in sweeps), document)
 
 
-def _workflow_sections(report: Report, table: ResultTable, workflows: str, figure_keys: list[str], figures_dir: Path,
+def _finding_text(finding) -> tuple:
+    return Strong(finding.verdict.upper()), f" — {finding.claim} Ours: {finding.evidence}"
+
+
+def _workflow_sections(report: Document, table: ResultTable, workflows: str, figure_keys: list[str], figures_dir: Path,
                        prefix: str, role: str | None) -> dict[str, Any]:
     from condor_rlrep.sweepreport.beyond import policy_rows, render_section
 
@@ -293,12 +226,12 @@ def _workflow_sections(report: Report, table: ResultTable, workflows: str, figur
             "beyond": beyond}
 
 
-def _write(root: Path, report: Report, title: str, document: dict[str, Any]) -> Path:
+def _write(root: Path, report: Document, title: str, document: dict[str, Any]) -> Path:
     import json
 
     md_path = root / "report.md"
     write_atomic(md_path, report.markdown())
-    write_atomic(root / "report.html", report.html(title))
+    write_atomic(root / "report.html", report.html(title, style=_STYLE))
     write_atomic(root / "report.json", json.dumps(_finite(document), indent=1, ensure_ascii=False) + "\n")
     return md_path
 
@@ -356,7 +289,7 @@ def _params_text(base: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in sorted(base.items()))
 
 
-def _table1(report: Report, table: ResultTable, workflows: str) -> None:
+def _table1(report: Document, table: ResultTable, workflows: str) -> None:
     # The paper publishes Table 1 and the p(W) statistics for Figure-1 workflows only.
     paper = workflows == "figure1"
     rows = []
@@ -402,7 +335,7 @@ _STRATEGY_NAMES = {"rl": "ε-greedy (rl:R)", "rl-ucb1": "UCB1 (rl-ucb1:R)", "rl-
                    "oracle": "oracle (oracle:R, knows the future)"}
 
 
-def _strategies(report: Report, table: ResultTable, workflows: str) -> None:
+def _strategies(report: Document, table: ResultTable, workflows: str) -> None:
     kinds = [k for k in _STRATEGY_NAMES if table.policies(workflows, k)]
     if not kinds:
         return
@@ -425,7 +358,7 @@ def _strategies(report: Report, table: ResultTable, workflows: str) -> None:
                   "kWh per workflow within P"], rows)
 
 
-def _fixed(report: Report, table: ResultTable, workflows: str) -> None:
+def _fixed(report: Document, table: ResultTable, workflows: str) -> None:
     """Fixed replica counts in numbers (Figures 3a/3b draw them): energy and
     replicas do not depend on P, the workflows within P do."""
     policies = sorted(table.policies(workflows, "fixed"), key=max_replicas)
@@ -450,7 +383,7 @@ def _fixed(report: Report, table: ResultTable, workflows: str) -> None:
         report.table(["policy", *[f"P = {phi:g}" for phi in phis]], per)
 
 
-def _rl_against_fixed(report: Report, table: ResultTable, workflows: str, change, what: str) -> None:
+def _rl_against_fixed(report: Document, table: ResultTable, workflows: str, change, what: str) -> None:
     """The numbers behind Figure 6a or 6b: one row per maximum, one column per P."""
     phis = table.phis(workflows)
     rows = []
@@ -464,7 +397,7 @@ def _rl_against_fixed(report: Report, table: ResultTable, workflows: str, change
         report.table(["R"] + [f"P = {phi:g}" for phi in phis], rows)
 
 
-def _fig6a_table(report: Report, table: ResultTable, workflows: str) -> None:
+def _fig6a_table(report: Document, table: ResultTable, workflows: str) -> None:
     _rl_against_fixed(report, table, workflows, table.within_change_percent, "Change in workflows within P")
     # The paper's caption ("percentage increase in workflows achieving the
     # contingency") may also mean against no replication: both are shown.
@@ -479,7 +412,7 @@ def _fig6a_table(report: Report, table: ResultTable, workflows: str) -> None:
         report.table(["policy"] + [f"P = {phi:g}" for phi in phis], rows)
 
 
-def _fig6b_table(report: Report, table: ResultTable, workflows: str) -> None:
+def _fig6b_table(report: Document, table: ResultTable, workflows: str) -> None:
     _rl_against_fixed(report, table, workflows, table.energy_change_percent, "Change in workflow energy")
 
 
