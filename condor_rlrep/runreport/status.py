@@ -37,7 +37,7 @@ from typing import Any
 
 from condor_rlrep.runreport.attempts import Attempt
 from condor_rlrep.runreport.load import REAPER_NODE, RunData
-from condor_rlrep.runreport.nodelog import proc_states
+from condor_rlrep.runreport.clusters import proc_states
 
 __all__ = ["NodeStatus", "RunStatus", "run_status", "proc_states", "STATES", "QueueState", "finite"]
 
