@@ -101,12 +101,7 @@ class PFunc:
         the first point the function equals the first ``y``; from the last
         point on it equals the last ``y``.
         """
-        xs = np.asarray(xs, dtype=float)
-        ys = np.asarray(ys, dtype=float)
-        if xs.ndim != 1 or xs.shape != ys.shape or xs.size == 0:
-            raise ValueError("points need matching, non-empty x and y lists")
-        if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(ys))):
-            raise ValueError("points must be finite numbers")
+        xs, ys = _paired(xs, ys, "points", "y")
         if np.any(np.diff(xs) < 0):
             raise ValueError("point x values must be non-decreasing")
         # Pieces are the spans between consecutive points with distinct x.
@@ -132,12 +127,7 @@ class PFunc:
     def from_steps(cls, xs: Sequence[float], values: Sequence[float]) -> PFunc:
         """Piecewise-constant: ``values[i]`` on ``[xs[i], xs[i+1])``, the last
         value from ``xs[-1]`` on, and ``values[0]`` before ``xs[0]``."""
-        xs = np.asarray(xs, dtype=float)
-        vs = np.asarray(values, dtype=float)
-        if xs.ndim != 1 or xs.shape != vs.shape or xs.size == 0:
-            raise ValueError("steps need matching, non-empty x and value lists")
-        if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(vs))):
-            raise ValueError("steps must be finite numbers")
+        xs, vs = _paired(xs, values, "steps", "value")
         if np.any(np.diff(xs) <= 0):
             raise ValueError("step x values must be strictly increasing")
         return cls._fast(xs, vs[:-1].reshape(1, -1), vs[0], vs[-1])
@@ -428,6 +418,18 @@ class PFunc:
         if (prev < -tol and self.end > tol) or (prev > tol and self.end < -tol):
             out.append(float(self.x[-1]))
         return np.array(sorted(set(out)))
+
+
+def _paired(xs: Sequence[float], ys: Sequence[float], what: str, second: str) -> tuple[np.ndarray, np.ndarray]:
+    """``xs`` and ``ys`` as float arrays, checked: one-dimensional, as long
+    as each other, not empty, finite (``what``/``second`` name them in errors)."""
+    xs = np.asarray(xs, dtype=float)
+    ys = np.asarray(ys, dtype=float)
+    if xs.ndim != 1 or xs.shape != ys.shape or xs.size == 0:
+        raise ValueError(f"{what} need matching, non-empty x and {second} lists")
+    if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(ys))):
+        raise ValueError(f"{what} must be finite numbers")
+    return xs, ys
 
 
 def _piece_end_value(c: np.ndarray, x: np.ndarray, i: int) -> float:
