@@ -23,7 +23,8 @@ import os
 import statistics
 import time
 
-from condor_rlrep.sim.run import SimConfig, load_trace, simulate
+from condor_rlrep.sim.config import SimConfig
+from condor_rlrep.sim.run import load_trace, simulate
 
 POLICIES = ("single", "fixed:2", "idle-single", "model:3", "linucb:3,alpha=3")
 

@@ -51,7 +51,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from sim_heapq_model import run_heapq_model  # noqa: E402
 from sim_model_inputs import ModelOutput, model_input  # noqa: E402
 
-from condor_rlrep.sim.run import SimConfig, SimResult, load_trace, simulate  # noqa: E402
+from condor_rlrep.sim.config import SimConfig  # noqa: E402
+from condor_rlrep.sim.result import SimResult  # noqa: E402
+from condor_rlrep.sim.run import load_trace, simulate  # noqa: E402
 
 GOALS = {
     "rl:3": {"min_x_simpy": 3.0, "max_x_bare": 2.0, "max_task_us": 20.0},
@@ -89,7 +91,8 @@ def peak_rss_mb(trace_dir: Path, days: float, policy: str, workflow: str) -> flo
     # this (large) process would report the parent's size at the fork.
     code = (
         "import resource, sys\n"
-        "from condor_rlrep.sim.run import SimConfig, simulate\n"
+        "from condor_rlrep.sim.config import SimConfig\n"
+        "from condor_rlrep.sim.run import simulate\n"
         "from condor_rlrep.sim.trace_io import read_trace\n"
         f"r = simulate(read_trace({str(trace_dir)!r}), SimConfig(workflows=({workflow!r},), policy={policy!r}, "
         f"phi=0.1, seed=1, days={days!r}))\n"

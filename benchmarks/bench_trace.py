@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from condor_rlrep.sim import generator
+from condor_rlrep.sim import logins
 from condor_rlrep.sim.generator import generate_trace
 from condor_rlrep.sim.trace_io import read_trace, write_trace
 
@@ -54,7 +54,7 @@ def main() -> None:
             assert back.login_count == trace.login_count and back.job_count == trace.job_count
             label = "csv.gz" if compress else "csv   "
             print(f"{label}: write median {write_s:.2f} s, read median {read_s:.2f} s, {size / 1e6:.1f} MB")
-    print(f"calibration cache: {generator._calibrated_scale.cache_info()}")
+    print(f"calibration cache: {logins._calibrated_scale.cache_info()}")
 
 
 if __name__ == "__main__":

@@ -25,8 +25,8 @@ import numpy as np
 from condor_rlrep.agent.config import AgentConfig
 from condor_rlrep.policyspec import parse_spec
 from condor_rlrep.sim.clock import LocalClock
+from condor_rlrep.sim.config import SimConfig
 from condor_rlrep.sim.metrics import P_GRID, p_of_workflow, within_counts
-from condor_rlrep.sim.run import SimConfig
 from condor_rlrep.sim.trace import Trace
 from condor_rlrep.sim.workflows import WorkflowTemplate, inject, load_template
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 __all__ = ["PowerTable", "DEFAULT_ACTIVE_WATTS"]
 
 # Assumed: a desktop-class machine under full load (the Newcastle cluster's
-# machines draw 40-100 W active; see sim/profiles for the sourced figures).
+# machines draw 40-100 W active; docs/sources.md §2.3 has the sourced figures).
 DEFAULT_ACTIVE_WATTS = 75.0
 
 

@@ -1,6 +1,6 @@
 """Runtime estimates ``e_t`` for every node of a workflow's dependency graph.
 
-Sources, first one that has a value wins (DESIGN.md §2: explicit per-node
+Sources, first one that has a value wins (docs/model.md §2: explicit per-node
 value > BottleMod model > history > default):
 
 1. the sidecar file (``--estimates FILE``): CSV ``node,seconds`` with an

@@ -3,7 +3,7 @@
 This is the one place where the live POST hook and the simulator meet: both
 describe what happened to a task's replicas as a list of :class:`Invocation`
 and call :func:`evaluate`. Definitions follow §4.2 and §4.4 of the
-replication paper, with the decisions recorded in DESIGN.md §2.
+replication paper, with the decisions recorded in docs/model.md §8.
 """
 
 from __future__ import annotations

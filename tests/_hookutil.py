@@ -2,7 +2,7 @@
 
 DAGMan substitutes whole-token macros in a SCRIPT line, then ``execve``s the
 first token (no shell, no PATH lookup) in the node's directory with no stdin
-(DAGMAN.md §2.1–2.2). :func:`run_script` does exactly that with the argv read
+(docs/dagman.md §2.1–2.2). :func:`run_script` does exactly that with the argv read
 back from the instrumented DAG file.
 """
 

@@ -12,12 +12,14 @@ from hypothesis import strategies as st
 
 from _simutil import make_trace, poisson_trace
 from condor_rlrep.errors import InputError
-from condor_rlrep.sim.beyond import IdlePolicy, ModelPolicy, replicas_for_target
+from condor_rlrep.sim.beyond import IdlePolicy, ModelPolicy
+from condor_rlrep.sim.config import SimConfig
 from condor_rlrep.sim.engine import CANCELLED, DONE, Engine, EngineConfig
 from condor_rlrep.sim.placement import IdleClock, hour_of_week
-from condor_rlrep.sim.policies import depends_on_phi, parse_policy
-from condor_rlrep.sim.run import SimConfig, simulate
-from condor_rlrep.survival.model import SurvivalModel
+from condor_rlrep.sim.policies import depends_on_phi
+from condor_rlrep.sim.policy_registry import parse_policy
+from condor_rlrep.sim.run import simulate
+from condor_rlrep.survival.model import SurvivalModel, replicas_for_target
 from condor_rlrep.sim.workflows import FIGURE1_TASK_SECONDS
 
 L = FIGURE1_TASK_SECONDS

@@ -16,9 +16,11 @@ from _simutil import make_trace, poisson_trace
 from condor_rlrep.cli.main import cli
 from condor_rlrep.errors import InputError
 from condor_rlrep.policyspec import live_spec, parse_spec
+from condor_rlrep.sim.config import SimConfig
 from condor_rlrep.sim.contextual import ContextPolicy, RidgeArms, context, context_names
-from condor_rlrep.sim.policies import depends_on_phi, parse_policy
-from condor_rlrep.sim.run import SimConfig, simulate
+from condor_rlrep.sim.policies import depends_on_phi
+from condor_rlrep.sim.policy_registry import parse_policy
+from condor_rlrep.sim.run import simulate
 
 MONDAY = 4 * 86400.0  # local seconds of 1970-01-05 00:00, a Monday
 FIGURE1 = Path(__file__).resolve().parents[1] / "examples" / "figure1" / "figure1.dag"

@@ -357,7 +357,7 @@ def test_htcondor2_dags_written_dag_parses_to_same_graph(tmp_path):
 
 
 def test_htcondor2_dags_max_jobs_bug_gives_a_clear_error(tmp_path):
-    """htcondor2.dags writes max_jobs_by_category as "CATEGORY cat n" (DAGMAN.md §3)."""
+    """htcondor2.dags writes max_jobs_by_category as "CATEGORY cat n" (docs/dagman.md §3)."""
     htcondor = pytest.importorskip("htcondor2")
     from htcondor2 import dags
 

@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 
 from condor_rlrep.errors import TraceError
 from condor_rlrep.sim.episodes import union_sessions
-from condor_rlrep.sim.generator import PRESETS, SURGE_OWNER, generate_trace, load_profile, resolve_profile
+from condor_rlrep.sim.generator import SURGE_OWNER, generate_trace
+from condor_rlrep.sim.profile import PRESETS, load_profile, resolve_profile
 from condor_rlrep.sim.trace import Trace
 from condor_rlrep.sim.trace_io import validate_trace
 
@@ -125,7 +126,8 @@ def test_a_down_room_takes_all_its_machines_at_once() -> None:
 
 
 def test_a_down_machine_takes_no_job_in_the_simulator() -> None:
-    from condor_rlrep.sim.run import SimConfig, simulate
+    from condor_rlrep.sim.config import SimConfig
+    from condor_rlrep.sim.run import simulate
 
     prof = _room(machines=1)
     prof["calendar"]["days"] = 3

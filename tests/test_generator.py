@@ -10,15 +10,9 @@ import numpy as np
 import pytest
 
 from condor_rlrep.errors import TraceError
-from condor_rlrep.sim.generator import (
-    PRESETS,
-    _cluster_sizes,
-    _mean_cluster_size,
-    generate_trace,
-    load_profile,
-    preset_path,
-    resolve_profile,
-)
+from condor_rlrep.sim.generator import generate_trace
+from condor_rlrep.sim.lengths import cluster_sizes, mean_cluster_size
+from condor_rlrep.sim.profile import PRESETS, load_profile, preset_path, resolve_profile
 from condor_rlrep.sim.trace import Trace
 from condor_rlrep.sim.trace_io import write_trace
 
@@ -238,9 +232,9 @@ def test_newcastle_sources_cite_the_paper_or_say_assumed() -> None:
 
 def test_mean_cluster_size_formula() -> None:
     spec = {"median": 2.0, "sigma": 1.3, "max": 2000}
-    sizes = _cluster_sizes(np.random.default_rng(5), 400_000, spec)
-    assert abs(sizes.mean() - _mean_cluster_size(spec)) < 0.03 * sizes.mean()
-    assert _mean_cluster_size({"median": 1.0, "sigma": 0.0, "max": 1}) == 1.0
+    sizes = cluster_sizes(np.random.default_rng(5), 400_000, spec)
+    assert abs(sizes.mean() - mean_cluster_size(spec)) < 0.03 * sizes.mean()
+    assert mean_cluster_size({"median": 1.0, "sigma": 0.0, "max": 1}) == 1.0
 
 
 def test_per_year_target_is_calibrated_for_any_setting() -> None:
@@ -250,12 +244,12 @@ def test_per_year_target_is_calibrated_for_any_setting() -> None:
 
 
 def test_cluster_sizes_hold_exactly_the_job_count() -> None:
-    from condor_rlrep.sim.generator import _sizes_summing_to
+    from condor_rlrep.sim.lengths import sizes_summing_to
 
     spec = {"median": 2.0, "sigma": 2.0, "max": 5000}
     rng = np.random.default_rng(9)
     for total in (0, 1, 7, 12345):
-        sizes = _sizes_summing_to(rng, total, spec)
+        sizes = sizes_summing_to(rng, total, spec)
         assert int(sizes.sum()) == total and (sizes.size == 0 or sizes.min() >= 1)
 
 

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from _simutil import poisson_trace
 from condor_rlrep.cli.main import cli, main
-from condor_rlrep.sim.run import SimConfig, simulate
+from condor_rlrep.sim.config import SimConfig
+from condor_rlrep.sim.run import simulate
 from condor_rlrep.sim.trace_io import write_trace
 
 

@@ -17,7 +17,8 @@ from sim_heapq_model import run_heapq_model  # noqa: E402
 from sim_model_inputs import model_input  # noqa: E402
 
 from condor_rlrep.sim.generator import generate_trace  # noqa: E402
-from condor_rlrep.sim.run import SimConfig, simulate  # noqa: E402
+from condor_rlrep.sim.config import SimConfig  # noqa: E402
+from condor_rlrep.sim.run import simulate  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,12 @@ import pytest
 
 from _simutil import make_trace, poisson_trace
 from condor_rlrep.errors import InputError
-from condor_rlrep.sim import run as run_module
+from condor_rlrep.sim import outputs as outputs_module
+from condor_rlrep.sim.config import SimConfig
 from condor_rlrep.sim.metrics import p_of_workflow, within_counts
-from condor_rlrep.sim.run import SimConfig, simulate, write_outputs
+from condor_rlrep.sim.outputs import write_outputs
+from condor_rlrep.sim.result import result_for_phi
+from condor_rlrep.sim.run import simulate
 from condor_rlrep.sim.workflows import (
     FIGURE1_TASK_SECONDS,
     MONTAGE_RUNTIME_SCALE,
@@ -138,7 +141,7 @@ def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
     trace = quiet_trace(2)
     result = simulate(trace, SimConfig(fraction=1.0, reboot_hour=None))
     calls = []
-    real = run_module._csv
+    real = outputs_module._csv
 
     def flaky(path, header, columns):
         calls.append(path)
@@ -146,11 +149,11 @@ def test_failed_write_leaves_nothing(tmp_path, monkeypatch):
             raise OSError("disk full")
         real(path, header, columns)
 
-    monkeypatch.setattr(run_module, "_csv", flaky)
+    monkeypatch.setattr(outputs_module, "_csv", flaky)
     with pytest.raises(OSError):
         write_outputs(result, tmp_path / "out")
     assert os.listdir(tmp_path) == []
-    monkeypatch.setattr(run_module, "_csv", real)
+    monkeypatch.setattr(outputs_module, "_csv", real)
     write_outputs(result, tmp_path / "out")
     write_outputs(result, tmp_path / "out")  # replaces an existing folder whole
     assert sorted(os.listdir(tmp_path)) == ["out"]
@@ -233,7 +236,7 @@ def test_shared_montage_dax_runs_as_a_workflow_file():
     result = simulate(trace, SimConfig(workflows=(f"{dax}@100",), fraction=1.0, seed=4, reboot_hour=None))
     assert result.completed == 3 and result.template_names == ["Montage_25"]
     np.testing.assert_allclose(result.wf_p, 0.0, atol=1e-9)
-    # critical path of the DAX (SIM-FACTS §3.2: 46.5 s) × 100
+    # critical path of the DAX (docs/sources.md §3.2: 46.5 s) × 100
     assert result.wf_critical_path[0] == pytest.approx(4650, rel=0.01)
     assert len(result.tasks["submit"]) == 3 * 25
 
@@ -278,7 +281,7 @@ def test_a_phi_independent_run_is_rejudged_bit_for_bit(tmp_path, policy):
     once = simulate(trace, SimConfig(phi=0.1, **base))
     for phi in (0.1, 0.4, 2.0):
         direct = simulate(trace, SimConfig(phi=phi, **base))
-        rejudged = run_module.result_for_phi(once, phi)
+        rejudged = result_for_phi(once, phi)
         _same_result(rejudged, direct)
         write_outputs(direct, tmp_path / f"direct-{phi}")
         write_outputs(rejudged, tmp_path / f"rejudged-{phi}")
@@ -287,4 +290,4 @@ def test_a_phi_independent_run_is_rejudged_bit_for_bit(tmp_path, policy):
     assert not once.tasks["success"].all()  # the deadlines did bite
     assert np.isnan(once.tasks["finish"]).any() and (once.tasks["replicas"] == 0).any()
     with pytest.raises(ValueError, match="depends on phi"):
-        run_module.result_for_phi(simulate(trace, SimConfig(phi=0.1, **{**base, "policy": "rl:2"})), 0.5)
+        result_for_phi(simulate(trace, SimConfig(phi=0.1, **{**base, "policy": "rl:2"})), 0.5)

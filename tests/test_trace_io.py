@@ -282,11 +282,11 @@ def _big_folder(tmp_path: Path, rows: int) -> Path:
 
 
 def test_chunked_reading_gives_the_same_trace(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import condor_rlrep.sim.trace_io as trace_io
+    import condor_rlrep.sim.trace_csv as trace_csv
 
     folder = _big_folder(tmp_path, 500)
     whole = read_trace(folder)
-    monkeypatch.setattr(trace_io, "_CHUNK_CHARS", 37)  # a few lines per chunk
+    monkeypatch.setattr(trace_csv, "_CHUNK_CHARS", 37)  # a few lines per chunk
     chunked = read_trace(folder)
     assert_same(whole, chunked)
     assert len(chunked.job_names) == 500 and chunked.job_names[499] == "499.0"
@@ -298,7 +298,7 @@ def test_chunked_reading_gives_the_same_trace(tmp_path: Path, monkeypatch: pytes
 ])
 def test_a_bad_row_in_a_later_chunk_names_its_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                    row: int, column: int, value: str, what: str) -> None:
-    import condor_rlrep.sim.trace_io as trace_io
+    import condor_rlrep.sim.trace_csv as trace_csv
 
     folder = _big_folder(tmp_path, 500)
     lines = (folder / "logins.csv").read_text().splitlines()
@@ -306,7 +306,7 @@ def test_a_bad_row_in_a_later_chunk_names_its_line(tmp_path: Path, monkeypatch: 
     fields[column] = value
     lines[row + 1] = ",".join(fields)
     (folder / "logins.csv").write_text("\n".join(lines) + "\n")
-    monkeypatch.setattr(trace_io, "_CHUNK_CHARS", 50)
+    monkeypatch.setattr(trace_csv, "_CHUNK_CHARS", 50)
     with pytest.raises(TraceError) as info:
         read_trace(folder)
     assert f"logins.csv:{row + 2}" in str(info.value) and what in str(info.value), str(info.value)

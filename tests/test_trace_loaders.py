@@ -8,7 +8,10 @@ import numpy as np
 import pytest
 
 from condor_rlrep.errors import TraceError
-from condor_rlrep.sim.loaders import load_trace, parse_condor_json, parse_fta, parse_swf
+from condor_rlrep.sim.loaders.assemble import load_trace
+from condor_rlrep.sim.loaders.condor import parse_condor_json
+from condor_rlrep.sim.loaders.fta import parse_fta
+from condor_rlrep.sim.loaders.swf import parse_swf
 from condor_rlrep.sim.trace_io import read_trace, write_trace
 
 DATA = Path(__file__).resolve().parent / "data" / "traces"

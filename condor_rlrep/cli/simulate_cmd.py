@@ -69,7 +69,9 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _run(opts: dict[str, Any], policy: str, agent: Any = None) -> Any:
-    from condor_rlrep.sim.run import SimConfig, load_trace, simulate as run_simulation, write_outputs
+    from condor_rlrep.sim.config import SimConfig
+    from condor_rlrep.sim.outputs import write_outputs
+    from condor_rlrep.sim.run import load_trace, simulate as run_simulation
 
     if (opts["trace_dir"] is None) == (opts["preset"] is None):
         raise click.UsageError("give exactly one of --trace DIR or --preset NAME")

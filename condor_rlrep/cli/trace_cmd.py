@@ -71,7 +71,7 @@ def generate(
 def load(fmt: str, files: tuple[Path, ...], machines: Path | None, timezone: str | None, compress: bool,
          out: Path, as_json: bool) -> None:
     """Convert HTCondor history, SWF or FTA files into a trace folder."""
-    from condor_rlrep.sim.loaders import load_trace
+    from condor_rlrep.sim.loaders.assemble import load_trace
     from condor_rlrep.sim.trace_io import write_trace
 
     result = load_trace(fmt, files, machines=machines, timezone=timezone)

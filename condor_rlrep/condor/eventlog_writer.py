@@ -2,7 +2,7 @@
 
 Used to build test fixtures and replay scenarios: what this module writes is
 read back by the real ``htcondor2.JobEventLog``. The layout of each event
-follows what a HTCondor 25.14 pool wrote (``shared/data/eventlogs/real-dagman``):
+follows what a HTCondor 25.14 pool wrote (docs/dagman.md §4):
 a header ``NNN (cluster.proc.subproc) YYYY-MM-DD HH:MM:SS text``, tab-indented
 body lines, and a ``...`` line closing the event. Timestamps are written in
 local time, as HTCondor does, so the reader's epoch equals the epoch given.

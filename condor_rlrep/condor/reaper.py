@@ -1,7 +1,7 @@
 """The reaper: remove a node's surplus replicas once one of them has won.
 
 DAGMan has no first-wins mode: a node's cluster leaves the queue only when
-every proc has ended (DAGMAN.md §2.4), so the node ends only once every
+every proc has ended (docs/dagman.md §2.4), so the node ends only once every
 replica has. The reaper follows the DAG's node log and, as soon as a proc of
 a replica cluster terminates with exit 0, removes the procs of that cluster
 that are still in the queue.

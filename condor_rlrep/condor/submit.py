@@ -4,7 +4,7 @@ The user's description stays textually unchanged except for its ``queue``
 statement (``queue a``: one cluster of ``a`` replica procs) and a few added
 ``My.`` attributes tagging DAG run, node, decision and replica count. The
 edit is textual on purpose: a round trip through ``htcondor2.Submit`` bakes
-``if``/``include`` into flat keys and loses inline itemdata (DAGMAN.md §3).
+``if``/``include`` into flat keys and loses inline itemdata (docs/dagman.md §3).
 ``htcondor2.Submit`` is used only to check the result.
 
 Descriptions that queue several procs themselves (``queue 5``, itemdata,

@@ -6,7 +6,7 @@ and the stamp read from its file first — running it needs a configuration
 and, as root, ``CONDOR_IDS`` — then from ``condor_dagman -version`` and
 ``condor_version``. Features that decide how a DAG is instrumented:
 ``TOLERANCE`` (25.14.0), ``DAGMAN_NODE_JOB_FAILURE_TOLERANCE`` (24.8.1),
-``$DAGID`` (23.9.6) (DAGMAN.md §1–2).
+``$DAGID`` (23.9.6) (docs/dagman.md §1–2).
 """
 
 from __future__ import annotations

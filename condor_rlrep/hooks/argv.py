@@ -9,7 +9,7 @@ Three sections, so that no value can be taken for anything else::
    the first lone ``--``. A value is everything after the first ``=``, so a
    node named ``--out=/x`` is the value of ``--node`` and nothing else.
 2. *Macros*, substituted by DAGMan (a macro is replaced only when it is a
-   whole token, DAGMAN.md §2.1, hence not ``--retry=$RETRY``): exactly as
+   whole token, docs/dagman.md §2.1, hence not ``--retry=$RETRY``): exactly as
    many positional tokens as ``--macros`` names, in that order. Their values
    are never parsed as options, whatever they hold (a node named ``--``).
 3. The user's own script argv after a second ``--`` (``--user-args=K``

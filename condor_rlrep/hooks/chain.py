@@ -2,7 +2,7 @@
 
 DAGMan ``execve``s the first token with no PATH lookup and no shell, in the
 node's directory, with no stdin; a failed exec counts as exit status 1
-(DAGMAN.md §2.2). Output goes to our own stdout/stderr, which DAGMan keeps
+(docs/dagman.md §2.2). Output goes to our own stdout/stderr, which DAGMan keeps
 when the SCRIPT line has ``DEBUG``.
 """
 

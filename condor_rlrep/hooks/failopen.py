@@ -109,7 +109,7 @@ def fallback_post_code(log_success: bool | None, return_code: int | None, succes
     DAGMan's ``$SUCCESS`` comes before ``$RETURN``: with ``TOLERANCE 99%``
     (written only where instrument passes ``$SUCCESS``) a surplus replica
     removed after the winner sets ``$RETURN`` to -1002 while ``$SUCCESS`` is
-    True, and for one job both say the same (DAGMAN.md §4). ``$SUCCESS``
+    True, and for one job both say the same (docs/dagman.md §4). ``$SUCCESS``
     False: the job's code, as a node without POST would have returned it.
     """
     if log_success:

@@ -1,6 +1,6 @@
 """The PRE hook: decide a node's replica count and write its submit file.
 
-Order (DESIGN.md §3):
+Order (docs/live.md §4):
 
 1. the user's own PRE script (after ``--``) runs first, in the node's
    directory; if it fails, its exit code is the hook's (DAGMan then does

@@ -169,7 +169,7 @@ class HookSettings:
 
     def store_path(self) -> str:
         """The store instrument resolved. The hook's own environment is never
-        consulted: under DAGMan it is not the user's (DAGMAN.md §4.1)."""
+        consulted: under DAGMan it is not the user's (docs/dagman.md §4.1)."""
         if not self.store:
             raise ValueError("hooks.json names no agent store (instrumented for a fixed policy?)")
         return str(self.store)

@@ -10,7 +10,7 @@ Only the lines below are read; the rest of the file is skipped by one
 regular expression over the bytes, and :class:`DagmanOut` keeps its offset
 so that ``--watch`` and the status checkpoint read only what was appended.
 The line texts are HTCondor 25.x's (``dag.cpp``, ``dagman_main.cpp``) as
-seen in ``shared/data/eventlogs/real-dagman``.
+seen on a 25.14 pool (docs/dagman.md §4).
 """
 
 from __future__ import annotations

@@ -45,14 +45,13 @@ from condor_rlrep.policyspec import PolicySpec
 from condor_rlrep.sim.engine import EVICTED
 from condor_rlrep.sim.placement import IdleClock, hour_of_week
 from condor_rlrep.sim.runner import WorkflowRunner
-from condor_rlrep.survival.model import SurvivalModel, choose_replicas, replicas_for_target
+from condor_rlrep.survival.model import SurvivalModel, choose_replicas
 
 __all__ = [
     "BeyondRunner",
     "IdlePolicy",
     "ModelPolicy",
-    "build_beyond",
-    "replicas_for_target",
+    "build_model_policy",
 ]
 
 
@@ -186,12 +185,9 @@ class ModelPolicy:
         return k, self.max_replicas - k
 
 
-def build_beyond(spec: PolicySpec, **base_kwargs: Any) -> Any:
-    """The policy for a parsed spec of this module (see its docstring)."""
-    if spec.idle:
-        from condor_rlrep.sim.policies import build_policy
-
-        return IdlePolicy(spec.text, build_policy(spec.base, **base_kwargs))
+def build_model_policy(spec: PolicySpec) -> ModelPolicy:
+    """The policy of a parsed ``model:R``, ``react:R`` or ``model-react:R``
+    spec (an ``idle-`` spec wraps its base policy: :class:`IdlePolicy`)."""
     assert spec.count is not None
     return ModelPolicy(spec.text, spec.count, use_model=spec.kind != "react", reactive=spec.kind != "model",
                        **dict(spec.options))

@@ -1,7 +1,7 @@
 """Local wall-clock time of a trace: hour of day and the nightly reboot times.
 
 Simulation time is seconds from the trace start; the agent's state and the
-nightly reboot use the hour in the trace's own time zone (DESIGN §2), so
+nightly reboot use the hour in the trace's own time zone (docs/model.md §6), so
 daylight-saving changes are honoured. The offsets are tabulated once per
 hour of the trace; lookups are a bisect over the few offset changes.
 """

@@ -1,6 +1,6 @@
 """Deterministic discrete-event core of the multi-use cluster simulator.
 
-Model (DESIGN §5, the replication paper §2 and §5):
+Model (docs/simulator.md §3, the replication paper §2 and §5):
 
 * one HTC slot per machine; a job runs only on a machine with no user logged
   in; a login evicts the running job (work lost, the job is requeued at the
@@ -14,7 +14,7 @@ Model (DESIGN §5, the replication paper §2 and §5):
   energy-efficient (lowest active watts) first, random among equals;
 * every invocation is charged ``run time × active watts`` of its machine.
 
-Shape of the loop (STYLE.md: simpy's heap of ``(time, priority, seq, event)``
+Shape of the loop (after simpy's heap of ``(time, priority, seq, event)``
 with a counter tie-break, made leaner): everything known in advance — logins,
 logouts, job and workflow arrivals, reboots, negotiation ticks — is a sorted
 stream ordered by ``(time, kind, index)``, merged window by window (a few
@@ -32,7 +32,16 @@ O(1). The busiest paths — a completion, a login that evicts, a logout that
 frees a machine — are written out inside :meth:`Engine.run`; the methods
 below serve the rarer paths and the workflow layer.
 
-Workflow logic lives in :mod:`condor_rlrep.sim.workflows`; the engine calls
+Why one module of this size: it is one hot loop and the state it works on.
+:meth:`Engine.run` binds the machine and job columns to locals and inlines
+the busiest transitions, and the methods beside it are the same
+transitions for the rarer paths (the inlined copies are deliberate: they
+save a method call per event, in a loop that handles millions a year).
+Split across modules, the two copies of each transition would drift apart
+unseen; kept together, each written-out block names the method it copies.
+
+Workflow logic lives in :mod:`condor_rlrep.sim.workflows` and
+:mod:`condor_rlrep.sim.runner`; the engine calls
 its :class:`Listener` only for jobs that belong to a workflow task.
 """
 

@@ -21,7 +21,10 @@
 
 Beyond the paper (issue 14): ``idle-…``, ``model:R``, ``react:R`` and
 ``model-react:R`` in :mod:`condor_rlrep.sim.beyond`, the contextual bandits
-``linucb:R`` and ``lints:R`` in :mod:`condor_rlrep.sim.contextual`.
+``linucb:R`` and ``lints:R`` in :mod:`condor_rlrep.sim.contextual`. Which
+module builds the policy of a spec is :mod:`condor_rlrep.sim.policy_registry`'s
+to say; this module knows only the paper's policies, so that the runner
+(which checks for the oracle) and the other policy modules can import it.
 """
 
 from __future__ import annotations
@@ -30,9 +33,9 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from condor_rlrep.errors import InputError
-from condor_rlrep.policyspec import CONTEXTUAL_KINDS, PolicySpec, parse_spec
+from condor_rlrep.policyspec import PolicySpec, parse_spec
 
-__all__ = ["Policy", "FixedPolicy", "AgentPolicy", "OraclePolicy", "parse_policy", "build_policy", "depends_on_phi"]
+__all__ = ["Policy", "FixedPolicy", "AgentPolicy", "OraclePolicy", "build_paper_policy", "depends_on_phi"]
 
 
 class Policy(Protocol):
@@ -100,29 +103,9 @@ def depends_on_phi(spec: str) -> bool:
         return True
 
 
-def parse_policy(spec: str, *, agent_config: Any = None, rng: Any = None, agent: Any = None) -> Policy:
-    """Build the policy named by ``spec`` (see the module docstring; the
-    grammar is :mod:`condor_rlrep.policyspec`'s).
-
-    ``agent_config`` (an :class:`~condor_rlrep.agent.config.AgentConfig`) is
-    the base for ``rl`` policies; its ``max_replicas`` and ``strategy`` are
-    overridden by the spec. ``agent``: use this agent instead (e.g. one
-    loaded from a store to continue training).
-    """
-    parsed = parse_spec(spec)
-    return build_policy(parsed, agent_config=agent_config, rng=rng, agent=agent)
-
-
-def build_policy(spec: PolicySpec, *, agent_config: Any = None, rng: Any = None, agent: Any = None) -> Policy:
-    """The simulator's policy object for a parsed spec."""
-    if spec.kind in CONTEXTUAL_KINDS:  # linucb:R, lints:R
-        from condor_rlrep.sim.contextual import build_contextual
-
-        return build_contextual(spec, rng=rng)
-    if spec.prefers_idle:  # idle-…, model:R, react:R, model-react:R
-        from condor_rlrep.sim.beyond import build_beyond
-
-        return build_beyond(spec, agent_config=agent_config, rng=rng, agent=agent)
+def build_paper_policy(spec: PolicySpec, *, agent_config: Any = None, rng: Any = None, agent: Any = None) -> Policy:
+    """The policy of a parsed ``single``, ``fixed:K``, ``oracle:R`` or
+    ``rl[-strategy]:R`` spec (arguments: :func:`~condor_rlrep.sim.policy_registry.build_policy`)."""
     k = spec.count
     assert k is not None
     if spec.kind == "single":

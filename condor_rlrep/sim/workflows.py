@@ -22,7 +22,6 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
@@ -76,7 +75,7 @@ def figure1_workflow(task_seconds: float = FIGURE1_TASK_SECONDS) -> Workflow:
     return wf
 
 
-# Classic Pegasus Montage generator (SIM-FACTS §3.1): mean runtimes (s) of a
+# Classic Pegasus Montage generator (docs/sources.md §3.1): mean runtimes (s) of a
 # 1-degree run; mImgTbl and mJPEG are not in the generator's table and take
 # the values of the shared Montage_25 DAX (assumed).
 _MONTAGE_RUNTIME = {
@@ -93,7 +92,7 @@ _MONTAGE_RUNTIME = {
 MONTAGE_RUNTIME_SCALE = 120.0
 """Scale of the built-in ``montage`` workflow's runtimes (assumed). The
 generator's runtimes are seconds of a 1-degree run; HTC jobs at Newcastle
-run for tens of minutes (SIM-FACTS §3.2: "any reproduction needs a runtime
+run for tens of minutes (docs/sources.md §3.2: "a reproduction needs a run-time
 scale factor"). ×120 puts mProjectPP at 27 min, near the Figure-1 tasks'
 32 min; ``montage@1`` gives the raw seconds."""
 
@@ -273,7 +272,7 @@ def load_template(spec: str, *, phi: float, phi_mode: str = "balanced", default_
 
         path = Path(source)
         if not path.is_file():
-            raise InputError(f"workflow file not found (built-ins: figure1, montage)", path=source)
+            raise InputError("workflow file not found (built-ins: figure1, montage)", path=source)
         wf = load_workflow(path)
     name = Path(source).stem if source not in ("figure1", "montage") else source
     template = make_template(

@@ -79,7 +79,7 @@ def _trace(trace_dir: Path):
 
 
 def _config(params: dict[str, Any]):
-    from condor_rlrep.sim.run import SimConfig
+    from condor_rlrep.sim.config import SimConfig
 
     unknown = set(params) - _SIM_KEYS
     if unknown:
@@ -98,7 +98,8 @@ def execute_group(params: list[dict[str, Any]], trace_dir: Path) -> list[dict[st
     """Simulate ``params[0]`` once and return the report document of each
     run in ``params``: the others must differ from it in φ alone, with a
     policy that does not depend on φ (a :class:`~condor_rlrep.sweep.experiment.RunGroup`)."""
-    from condor_rlrep.sim.run import result_for_phi, simulate
+    from condor_rlrep.sim.result import result_for_phi
+    from condor_rlrep.sim.run import simulate
 
     configs = [_config(p) for p in params]
     first = configs[0]

@@ -45,7 +45,7 @@ def trace_identity(trace: Mapping[str, Any]) -> TraceIdentity:
     fraction of a second."""
     if "dir" in trace:
         return {"files_sha256": _folder_digest(Path(trace["dir"]))}
-    from condor_rlrep.sim.generator import load_profile, resolve_profile
+    from condor_rlrep.sim.profile import load_profile, resolve_profile
 
     preset = str(trace["preset"])
     profile = resolve_profile(load_profile(preset))
@@ -88,7 +88,8 @@ def describe(identity: Mapping[str, Any] | None) -> str:
 def generated_source(identity: Mapping[str, Any]) -> str:
     """The ``source`` line of trace.toml the generator writes for a preset
     identity (see :func:`condor_rlrep.sim.generator.generated_source`)."""
-    from condor_rlrep.sim.generator import generated_source as source_line, load_profile, prof_name
+    from condor_rlrep.sim.generator import generated_source as source_line
+    from condor_rlrep.sim.profile import load_profile, prof_name
 
     return source_line(prof_name(load_profile(str(identity["preset"]))), int(identity["seed"]), float(identity["days"]))
 

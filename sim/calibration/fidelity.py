@@ -34,8 +34,9 @@ import time
 import numpy as np
 
 from condor_rlrep.sweepreport.paper import BASELINE_P_STATS, PAPER_WORKFLOWS, TABLE1_SUCCESSFUL
+from condor_rlrep.sim.config import SimConfig
 from condor_rlrep.sim.generator import generate_trace
-from condor_rlrep.sim.run import SimConfig, simulate
+from condor_rlrep.sim.run import simulate
 from condor_rlrep.sweep.execute import reduce_result
 
 P_SHOWN = (0.1, 0.5, 1.0, 2.0)

@@ -18,7 +18,8 @@ import argparse
 import json
 import time
 
-from condor_rlrep.sim.run import SimConfig, load_trace, simulate
+from condor_rlrep.sim.config import SimConfig
+from condor_rlrep.sim.run import load_trace, simulate
 
 
 def main() -> None:

@@ -1,0 +1,80 @@
+"""What one simulation run depends on besides the trace: :class:`SimConfig`.
+
+Frozen and comparable: a sweep groups runs whose configs differ in φ alone
+(:mod:`condor_rlrep.sweep.execute`), and ``to_dict`` is the config as a
+run's ``summary.json`` records it. Values are checked when the config is
+made, so a bad one fails before any trace is read.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from condor_rlrep.criticality import DEFAULT_PHI
+from condor_rlrep.errors import InputError
+from condor_rlrep.outcome import DEFAULT_FAILURE_REWARD
+from condor_rlrep.sim.metrics import P_GRID
+
+__all__ = ["SimConfig"]
+
+
+@dataclass(frozen=True)
+class SimConfig:
+    """Everything one run depends on besides the trace."""
+
+    workflows: tuple[str, ...] = ("figure1",)
+    """Specs ``NAME_OR_FILE[@SCALE][:WEIGHT]``; built-ins ``figure1``, ``montage``."""
+    fraction: float = 0.10
+    """w: share of trace jobs replaced by workflows."""
+    policy: str = "single"
+    """single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R, oracle:R."""
+    phi: float = DEFAULT_PHI
+    """The users' contingency φ (deadline d = (φ+1)·CR(W) + s(W))."""
+    phi_mode: str = "balanced"
+    seed: int = 0
+    negotiation_interval: float = 0.0
+    machine_choice: str = "random"
+    reboot_hour: float | None = 3.0
+    owner_idle: float = 0.0
+    """Seconds after the last logout before a machine takes jobs again."""
+    days: float | None = None
+    """Simulate only the first ``days`` of the trace (default: all of it)."""
+    failure_reward: float = DEFAULT_FAILURE_REWARD
+    default_estimate: float | None = None
+    p_grid: tuple[float, ...] = P_GRID
+    # Agent parameters (rl policies); None keeps AgentConfig's default.
+    strategy: str | None = None
+    schedule: str | None = None
+    epsilon_high: float | None = None
+    epsilon_low: float | None = None
+    switch_after: int | None = None
+    n_bins: int | None = None
+    p_max: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.workflows and self.fraction > 0:
+            raise InputError("a workflow fraction > 0 needs at least one workflow")
+        if not 0.0 <= self.fraction <= 1.0:
+            raise InputError(f"workflow fraction must lie in [0, 1], got {self.fraction!r}")
+        if not (math.isfinite(self.phi) and self.phi > -1):
+            raise InputError(f"phi must be a finite number > -1, got {self.phi!r}")
+        if self.days is not None and not self.days > 0:
+            raise InputError(f"days must be > 0, got {self.days!r}")
+
+    def agent_config(self, timezone: str) -> Any:
+        from condor_rlrep.agent.config import AgentConfig
+
+        overrides = {
+            k: getattr(self, k)
+            for k in ("strategy", "schedule", "epsilon_high", "epsilon_low", "switch_after", "n_bins", "p_max")
+            if getattr(self, k) is not None
+        }
+        return AgentConfig(timezone=timezone, failure_reward=self.failure_reward, **overrides)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["workflows"] = list(self.workflows)
+        data["p_grid"] = list(self.p_grid)
+        return data
