@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from condor_rlrep.bottlemod.functions import PFunc, minimum, poly_roots
+from condor_rlrep.bottlemod.functions import PFunc, minimum
+from condor_rlrep.bottlemod.polynomial import poly_roots
 
 
 def test_points_jump_is_right_continuous():

@@ -5,7 +5,7 @@ polynomial pieces); nothing else in condor-rlrep imports it at import time.
 
 Public API::
 
-    PFunc, minimum, REL_TOL                      # functions (functions.py)
+    PFunc, minimum, REL_TOL                      # functions (functions.py, combine.py, polynomial.py)
     DataInput, Resource, Task, Link, Workflow    # the model (model.py)
     compute_progress, ProgressResult             # one task (progress.py)
     analyze, Analysis, TaskResult, Bottleneck,
@@ -28,7 +28,8 @@ from condor_rlrep.bottlemod.analysis import (
     gain_if_relieved,
     relieved,
 )
-from condor_rlrep.bottlemod.functions import REL_TOL, PFunc, minimum
+from condor_rlrep.bottlemod.functions import PFunc, minimum
+from condor_rlrep.bottlemod.polynomial import REL_TOL
 from condor_rlrep.bottlemod.model import DataInput, Link, Resource, Task, Workflow
 from condor_rlrep.bottlemod.modelfile import load_model, model_from_dict, parse_function, parse_model, predict_finish
 from condor_rlrep.bottlemod.progress import ProgressResult, compute_progress

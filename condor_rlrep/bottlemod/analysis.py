@@ -20,7 +20,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from condor_rlrep.bottlemod.functions import REL_TOL, PFunc, minimum
+from condor_rlrep.bottlemod.functions import PFunc, minimum
+from condor_rlrep.bottlemod.polynomial import REL_TOL
 from condor_rlrep.bottlemod.model import DataInput, Resource, Task, Workflow
 from condor_rlrep.bottlemod.progress import ProgressResult, compute_progress
 from condor_rlrep.errors import ModelError

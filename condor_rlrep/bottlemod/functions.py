@@ -24,14 +24,12 @@ up to degree 2 and ``numpy.roots`` above.  The coefficient layout is stock
 :meth:`PFunc.to_ppoly` convert both ways (wrapping, never subclassing) for
 anything PPoly offers beyond what is here.
 
-Tolerances (explicit, used by every comparison below):
-
-* :data:`REL_TOL` — two values ``a`` and ``b`` are considered equal when
-  ``|a - b| <= REL_TOL * scale``, ``scale`` being the function's value range
-  (or 1).  Used for monotonicity checks and for accepting roots.
-* Roots of polynomial pieces are accepted when they lie in the piece's
-  interval widened by ``REL_TOL`` times its length; imaginary parts (degree > 2)
-  below ``IMAG_TOL`` times the root's magnitude are ignored.
+Tolerances are :mod:`~condor_rlrep.bottlemod.polynomial`'s
+(:data:`REL_TOL`, :data:`IMAG_TOL`): values within ``REL_TOL`` times the
+function's value range (or 1) are equal, for monotonicity checks and for
+accepting roots. Operations on two or more functions (sum, product,
+composition, minimum) are :mod:`~condor_rlrep.bottlemod.combine`'s; the
+methods and :func:`minimum` here wrap them.
 """
 
 from __future__ import annotations
@@ -42,10 +40,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-__all__ = ["PFunc", "REL_TOL", "IMAG_TOL", "minimum", "poly_roots"]
+import condor_rlrep.bottlemod.combine as combine
+from condor_rlrep.bottlemod.polynomial import REL_TOL, poly_at, roots_desc
 
-REL_TOL = 1e-9
-IMAG_TOL = 1e-7
+__all__ = ["PFunc", "minimum"]
 
 
 class PFunc:
@@ -103,12 +101,7 @@ class PFunc:
         the first point the function equals the first ``y``; from the last
         point on it equals the last ``y``.
         """
-        xs = np.asarray(xs, dtype=float)
-        ys = np.asarray(ys, dtype=float)
-        if xs.ndim != 1 or xs.shape != ys.shape or xs.size == 0:
-            raise ValueError("points need matching, non-empty x and y lists")
-        if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(ys))):
-            raise ValueError("points must be finite numbers")
+        xs, ys = _paired(xs, ys, "points", "y")
         if np.any(np.diff(xs) < 0):
             raise ValueError("point x values must be non-decreasing")
         # Pieces are the spans between consecutive points with distinct x.
@@ -134,12 +127,7 @@ class PFunc:
     def from_steps(cls, xs: Sequence[float], values: Sequence[float]) -> PFunc:
         """Piecewise-constant: ``values[i]`` on ``[xs[i], xs[i+1])``, the last
         value from ``xs[-1]`` on, and ``values[0]`` before ``xs[0]``."""
-        xs = np.asarray(xs, dtype=float)
-        vs = np.asarray(values, dtype=float)
-        if xs.ndim != 1 or xs.shape != vs.shape or xs.size == 0:
-            raise ValueError("steps need matching, non-empty x and value lists")
-        if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(vs))):
-            raise ValueError("steps must be finite numbers")
+        xs, vs = _paired(xs, values, "steps", "value")
         if np.any(np.diff(xs) <= 0):
             raise ValueError("step x values must be strictly increasing")
         return cls._fast(xs, vs[:-1].reshape(1, -1), vs[0], vs[-1])
@@ -215,7 +203,7 @@ class PFunc:
         i = int(np.searchsorted(x, t, side="left")) - 1
         if i >= self.n:
             return self.end
-        return _poly_at(self.c[:, i], t - x[i])
+        return poly_at(self.c[:, i], t - x[i])
 
     def piece_values(self) -> tuple[np.ndarray, np.ndarray]:
         """Value at the start and left limit at the end of every piece."""
@@ -252,10 +240,10 @@ class PFunc:
         d = self.derivative()
         h = np.diff(self.x)
         for i in range(self.n):
-            pts = [0.0, h[i]] + [r for r in _roots_desc(d.c[:, i]) if 0.0 < r < h[i]]
+            pts = [0.0, h[i]] + [r for r in roots_desc(d.c[:, i]) if 0.0 < r < h[i]]
             mid = [0.5 * (a + b) for a, b in zip(sorted(pts)[:-1], sorted(pts)[1:])]
             dtol = tol / h[i]
-            if any(_poly_at(d.c[:, i], p) < -dtol for p in pts + mid):
+            if any(poly_at(d.c[:, i], p) < -dtol for p in pts + mid):
                 return False
         return True
 
@@ -273,8 +261,8 @@ class PFunc:
         h = np.diff(self.x)
         d = self.derivative()
         for i in range(self.n):
-            for r in _roots_desc(d.c[:, i]):
-                if 0.0 < r < h[i] and _poly_at(self.c[:, i], r) < -tol:
+            for r in roots_desc(d.c[:, i]):
+                if 0.0 < r < h[i] and poly_at(self.c[:, i], r) < -tol:
                     return False
         return True
 
@@ -310,7 +298,7 @@ class PFunc:
         for i in range(i0, i1 + 1):
             s0, s1 = max(lo, x[i]) - x[i], min(hi, x[i + 1]) - x[i]
             anti = np.append(self.c[:, i] / div, 0.0)
-            total += _poly_at(anti, s1) - _poly_at(anti, s0)
+            total += poly_at(anti, s1) - poly_at(anti, s0)
         return total
 
     def shift(self, dt: float) -> PFunc:
@@ -334,7 +322,7 @@ class PFunc:
         value reaches one of ``self``'s breakpoints; right-continuity of both
         makes the result right-continuous.
         """
-        return _compose(self, inner)
+        return PFunc._fast(*combine.compose(self, inner))
 
     def first_reach(self, y: float) -> float:
         """``inf {x : f(x) >= y}`` of a non-decreasing function, ``inf`` if never.
@@ -356,7 +344,7 @@ class PFunc:
         h = self.x[i + 1] - self.x[i]
         coefs = self.c[:, i].copy()
         coefs[-1] -= y
-        roots = [r for r in _roots_desc(coefs) if -REL_TOL * h <= r <= h * (1 + REL_TOL)]
+        roots = [r for r in roots_desc(coefs) if -REL_TOL * h <= r <= h * (1 + REL_TOL)]
         return float(self.x[i] + min(max(min(roots), 0.0), h)) if roots else float(self.x[i + 1])
 
     def inverse(self) -> PFunc:
@@ -393,14 +381,14 @@ class PFunc:
         return xs[keep], ys[keep]
 
     def __add__(self, other: PFunc) -> PFunc:
-        return _binary(self, other, 1.0)
+        return PFunc._fast(*combine.add(self, other, 1.0))
 
     def __sub__(self, other: PFunc) -> PFunc:
-        return _binary(self, other, -1.0)
+        return PFunc._fast(*combine.add(self, other, -1.0))
 
     def __mul__(self, other: PFunc | float) -> PFunc:
         if isinstance(other, PFunc):
-            return _product(self, other)
+            return PFunc._fast(*combine.product(self, other))
         return self.scaled(float(other))
 
     __rmul__ = __mul__
@@ -417,118 +405,35 @@ class PFunc:
         prev = self.left
         h = np.diff(self.x)
         for i in range(self.n):
-            v0 = _poly_at(self.c[:, i], 0.0)
+            v0 = poly_at(self.c[:, i], 0.0)
             if (prev < -tol and v0 > tol) or (prev > tol and v0 < -tol):
                 out.append(float(self.x[i]))
-            for r in _roots_desc(self.c[:, i]):
+            for r in roots_desc(self.c[:, i]):
                 if 0.0 < r < h[i]:
-                    a = _poly_at(self.c[:, i], r - 1e-9 * h[i])
-                    b = _poly_at(self.c[:, i], r + 1e-9 * h[i])
+                    a = poly_at(self.c[:, i], r - 1e-9 * h[i])
+                    b = poly_at(self.c[:, i], r + 1e-9 * h[i])
                     if (a < 0 < b) or (a > 0 > b):
                         out.append(float(self.x[i] + r))
-            prev = _poly_at(self.c[:, i], h[i])
+            prev = poly_at(self.c[:, i], h[i])
         if (prev < -tol and self.end > tol) or (prev > tol and self.end < -tol):
             out.append(float(self.x[-1]))
         return np.array(sorted(set(out)))
 
 
-# ------------------------------------------------------------------ helpers
-def _poly_at(c_desc: Sequence[float], s: float) -> float:
-    acc = 0.0
-    for coef in c_desc:
-        acc = acc * s + coef
-    return float(acc)
+def _paired(xs: Sequence[float], ys: Sequence[float], what: str, second: str) -> tuple[np.ndarray, np.ndarray]:
+    """``xs`` and ``ys`` as float arrays, checked: one-dimensional, as long
+    as each other, not empty, finite (``what``/``second`` name them in errors)."""
+    xs = np.asarray(xs, dtype=float)
+    ys = np.asarray(ys, dtype=float)
+    if xs.ndim != 1 or xs.shape != ys.shape or xs.size == 0:
+        raise ValueError(f"{what} need matching, non-empty x and {second} lists")
+    if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(ys))):
+        raise ValueError(f"{what} must be finite numbers")
+    return xs, ys
 
 
 def _piece_end_value(c: np.ndarray, x: np.ndarray, i: int) -> float:
-    return _poly_at(c[:, i], x[i + 1] - x[i])
-
-
-def poly_roots(asc: Sequence[float]) -> list[float]:
-    """Real roots of ``a0 + a1 s + a2 s² + …`` (ascending coefficients).
-
-    Closed form up to degree 2 (numerically stable quadratic formula; a
-    negative discriminant within ``REL_TOL`` of zero counts as a double root),
-    ``numpy.roots`` above, keeping roots whose imaginary part is below
-    ``IMAG_TOL`` times their magnitude.  An identically zero polynomial has no
-    roots by convention.
-    """
-    k = len(asc) - 1
-    while k > 0 and asc[k] == 0.0:
-        k -= 1
-    if k == 0:
-        return []
-    if k == 1:
-        return [-asc[0] / asc[1]]
-    if k == 2:
-        a0, a1, a2 = asc[0], asc[1], asc[2]
-        disc = a1 * a1 - 4.0 * a2 * a0
-        if disc < 0.0:
-            if disc >= -REL_TOL * max(a1 * a1, abs(4.0 * a2 * a0)):
-                return [-a1 / (2.0 * a2)]
-            return []
-        q = -0.5 * (a1 + math.copysign(math.sqrt(disc), a1))
-        if q == 0.0:
-            return [0.0]
-        return sorted({q / a2, a0 / q})
-    roots = np.roots(np.asarray(asc[: k + 1], dtype=float)[::-1])
-    return sorted(float(r.real) for r in roots if abs(r.imag) <= IMAG_TOL * max(1.0, abs(r)))
-
-
-def _roots_desc(c_desc: Sequence[float]) -> list[float]:
-    return poly_roots(list(c_desc)[::-1])
-
-
-def _recenter(f: PFunc, at: np.ndarray, k: int) -> np.ndarray:
-    """Coefficients (ascending, shape (k+1, m)) of ``f`` re-expanded around the
-    points ``at``, using the piece that holds each point (right-continuous).
-
-    Points outside ``[x0, x_end)`` get the constant extensions.
-    """
-    m = at.size
-    out = np.zeros((k + 1, m))
-    idx = np.searchsorted(f.x, at, side="right") - 1
-    inside = (idx >= 0) & (idx < f.n)
-    out[0] = np.where(idx < 0, f.left, f.end)
-    if f.n and np.any(inside):
-        i = idx[inside]
-        h = at[inside] - f.x[i]
-        d = f.degree
-        asc = f.c[::-1, :][:, i]  # ascending powers
-        # Taylor shift: coefficient j of p(s + h) = sum_{m>=j} C(m, j) a_m h^(m-j)
-        for j in range(d + 1):
-            acc = np.zeros(i.size)
-            for mm in range(d, j - 1, -1):
-                acc = acc * h + math.comb(mm, j) * asc[mm]
-            out[j, inside] = acc
-    return out
-
-
-def _merged_grid(fs: Sequence[PFunc]) -> np.ndarray:
-    return np.unique(np.concatenate([f.x for f in fs]))
-
-
-def _from_asc(grid: np.ndarray, asc: np.ndarray, left: float, end: float) -> PFunc:
-    if grid.size == 1:
-        return PFunc._fast(grid, np.zeros((1, 0)), left, end)
-    return PFunc._fast(grid, np.ascontiguousarray(asc[::-1, :-1]), left, end)
-
-
-def _binary(f: PFunc, g: PFunc, sign: float) -> PFunc:
-    grid = _merged_grid([f, g])
-    k = max(f.degree, g.degree)
-    asc = _recenter(f, grid, k) + sign * _recenter(g, grid, k)
-    return _from_asc(grid, asc, f.left + sign * g.left, f.end + sign * g.end)
-
-
-def _product(f: PFunc, g: PFunc) -> PFunc:
-    grid = _merged_grid([f, g])
-    a, b = _recenter(f, grid, f.degree), _recenter(g, grid, g.degree)
-    asc = np.zeros((f.degree + g.degree + 1, grid.size))
-    for i in range(a.shape[0]):
-        for j in range(b.shape[0]):
-            asc[i + j] += a[i] * b[j]
-    return _from_asc(grid, asc, f.left * g.left, f.end * g.end)
+    return poly_at(c[:, i], x[i + 1] - x[i])
 
 
 def minimum(fs: Sequence[PFunc]) -> tuple[PFunc, np.ndarray]:
@@ -543,126 +448,5 @@ def minimum(fs: Sequence[PFunc]) -> tuple[PFunc, np.ndarray]:
         raise ValueError("minimum of no functions")
     if len(fs) == 1:
         return fs[0], np.zeros(fs[0].n + 2, dtype=np.intp)
-    grid = _merged_grid(fs)
-    k = max(f.degree for f in fs)
-    # Split every merged interval at the crossings of any two functions.
-    cuts: list[np.ndarray] = [grid]
-    if grid.size > 1:
-        h = np.diff(grid)
-        cs = [_recenter(f, grid[:-1], k) for f in fs]
-        for a in range(len(fs)):
-            for b in range(a + 1, len(fs)):
-                diff = cs[a] - cs[b]
-                cuts.append(_interior_roots(diff, grid[:-1], h))
-    grid = np.unique(np.concatenate(cuts))
-    vals = np.array([_recenter(f, grid, k) for f in fs])  # (F, k+1, m)
-    if grid.size > 1:
-        # Decide the argmin at each sub-interval's midpoint (no crossing inside).
-        mid = 0.5 * np.diff(grid)
-        mv = np.zeros((len(fs), grid.size - 1))
-        for j in range(k, -1, -1):
-            mv = mv * mid + vals[:, j, :-1]
-        arg = np.argmin(mv, axis=0)
-    else:
-        arg = np.zeros(0, dtype=np.intp)
-    asc = vals[np.append(arg, 0), :, np.arange(grid.size)].T
-    lefts = [f.left for f in fs]
-    ends = [f.end for f in fs]
-    il, ie = int(np.argmin(lefts)), int(np.argmin(ends))
-    m = _from_asc(grid, asc, lefts[il], ends[ie])
-    return m, np.concatenate([[il], arg, [ie]]).astype(np.intp)
-
-
-def _interior_roots(asc: np.ndarray, x0: np.ndarray, h: np.ndarray) -> np.ndarray:
-    """Roots strictly inside ``(x0, x0 + h)`` of per-interval polynomials."""
-    k = asc.shape[0] - 1
-    if k == 0:
-        return np.empty(0)
-    out: list[np.ndarray] = []
-    if k == 1 or not np.any(asc[2:]):
-        a0, a1 = asc[0], asc[1]
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            r = -a0 / a1
-        ok = (a1 != 0) & (r > 0) & (r < h)
-        out.append(x0[ok] + r[ok])
-    else:
-        for i in range(x0.size):
-            for r in poly_roots(list(asc[:, i])):
-                if 0.0 < r < h[i]:
-                    out.append(np.array([x0[i] + r]))
-    return np.concatenate(out) if out else np.empty(0)
-
-
-def _compose(outer: PFunc, inner: PFunc) -> PFunc:
-    ko, ki = outer.degree, inner.degree
-    k = ko * ki if ko and ki else 0
-    if inner.n == 0:
-        return PFunc.constant(outer.value(inner.end), float(inner.x[0])) if inner.left == inner.end else \
-            PFunc._fast(inner.x, np.zeros((1, 0)), outer.value(inner.left), outer.value(inner.end))
-    # Times at which inner reaches each of outer's breakpoints, piece by piece.
-    start, stop = inner.piece_values()
-    h = np.diff(inner.x)
-    ob = outer.x
-    extra: list[float] = []
-    if inner.is_linear:
-        # Vectorised: breakpoint values strictly inside each piece's value range.
-        lo_i = np.searchsorted(ob, start, side="right")
-        hi_i = np.searchsorted(ob, stop, side="left")
-        cnt = np.maximum(hi_i - lo_i, 0)
-        if cnt.sum():
-            piece = np.repeat(np.arange(inner.n), cnt)
-            offs = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)
-            v = ob[lo_i[piece] + offs]
-            slope = inner.c[0, piece]
-            extra_arr = inner.x[piece] + (v - start[piece]) / slope
-            extra = extra_arr.tolist()
-    else:
-        for i in range(inner.n):
-            a = int(np.searchsorted(ob, start[i], side="right"))
-            b = int(np.searchsorted(ob, stop[i], side="left"))
-            for j in range(a, b):
-                coefs = list(inner.c[::-1, i])
-                coefs[0] -= ob[j]
-                rs = [r for r in poly_roots(coefs) if 0.0 < r < h[i]]
-                if rs:
-                    extra.append(float(inner.x[i] + min(rs)))
-    grid = np.unique(np.concatenate([inner.x, np.asarray(extra, dtype=float)])) if extra else inner.x
-    ia = _recenter(inner, grid[:-1], ki)  # inner around each sub-piece start (ascending)
-    # The outer piece of a sub-piece is found from inner's value at the
-    # sub-piece's midpoint: strictly between two outer breakpoints unless inner
-    # is flat there, and then right-continuity picks the right piece.  (Using
-    # the start value would misplace sub-pieces whose computed start lands a
-    # rounding error below the breakpoint.)
-    hm = 0.5 * np.diff(grid)
-    um = np.zeros(grid.size - 1)
-    for j in range(ki, -1, -1):
-        um = um * hm + ia[j]
-    oi = np.searchsorted(ob, um, side="right") - 1
-    asc = np.zeros((k + 1, grid.size))
-    inside = (oi >= 0) & (oi < outer.n)
-    asc[0, :-1] = np.where(oi < 0, outer.left, outer.end)
-    if np.any(inside):
-        sel = np.flatnonzero(inside)
-        oc = outer.c[::-1, :][:, oi[sel]]  # outer ascending coefs
-        # local inner value relative to outer breakpoint: u(s) = ia(s) - ob[oi]
-        u = ia[:, sel].copy()
-        u[0] -= ob[oi[sel]]
-        # Horner in polynomial space: res = sum_m oc[m] * u^m
-        res = np.zeros((k + 1, sel.size))
-        res[0] = oc[ko]
-        for m in range(ko - 1, -1, -1):
-            res = _polymul_trunc(res, u, k)
-            res[0] += oc[m]
-        asc[:, sel] = res
-    return _from_asc(grid, asc, outer.value(inner.left), outer.value(inner.end))
-
-
-def _polymul_trunc(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
-    out = np.zeros((k + 1, a.shape[1]))
-    for i in range(a.shape[0]):
-        if not np.any(a[i]):
-            continue
-        for j in range(b.shape[0]):
-            if i + j <= k:
-                out[i + j] += a[i] * b[j]
-    return out
+    fields, index = combine.minimum(fs)
+    return PFunc._fast(*fields), index

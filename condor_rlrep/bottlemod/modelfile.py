@@ -49,7 +49,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -106,47 +106,25 @@ def model_from_dict(data: Mapping[str, Any], source: str | None = None) -> Workf
         raise ModelError(f"{item}: {msg}", path=source)
 
     _check_keys(data, {"name", "links", "tasks"}, "", fail)
-    links = []
-    for lname, spec in _table(data.get("links", {}), "links", fail).items():
-        spec = _table(spec, f"links.{lname}", fail)
-        _check_keys(spec, {"capacity"}, f"links.{lname}", fail)
-        if "capacity" not in spec:
-            fail(f"links.{lname}", "missing 'capacity'")
-        links.append(Link(lname, parse_function(spec["capacity"], f"links.{lname}.capacity", source)))
+    links = [Link(lname, parse_function(spec["capacity"], f"{item}.capacity", source))
+             for lname, item, spec in _entries(data, "links", "", {"capacity"}, "capacity", fail)]
     tasks = []
-    for tname, spec in _table(data.get("tasks", {}), "tasks", fail).items():
-        w = f"tasks.{tname}"
-        spec = _table(spec, w, fail)
-        _check_keys(spec, {"max_progress", "start", "output", "inputs", "resources"}, w, fail)
-        if "max_progress" not in spec:
-            fail(w, "missing 'max_progress'")
+    for tname, w, spec in _entries(data, "tasks", "", {"max_progress", "start", "output", "inputs", "resources"},
+                                   "max_progress", fail):
         pmax = _number(spec["max_progress"], f"{w}.max_progress", fail)
         start = _number(spec.get("start", 0.0), f"{w}.start", fail)
-        output = parse_function(spec["output"], f"{w}.output", source) if "output" in spec else None
+        output = _optional_function(spec, "output", w, source)
         inputs = []
-        for iname, ispec in _table(spec.get("inputs", {}), f"{w}.inputs", fail).items():
-            wi = f"{w}.inputs.{iname}"
-            ispec = _table(ispec, wi, fail)
-            _check_keys(ispec, {"requirement", "source", "from"}, wi, fail)
-            if "requirement" not in ispec:
-                fail(wi, "missing 'requirement'")
-            src = parse_function(ispec["source"], f"{wi}.source", source) if "source" in ispec else None
-            frm = ispec.get("from")
-            if frm is not None and not isinstance(frm, str):
-                fail(f"{wi}.from", "must be a task name")
+        for iname, wi, ispec in _entries(spec, "inputs", w, {"requirement", "source", "from"}, "requirement", fail):
+            src = _optional_function(ispec, "source", wi, source)
+            frm = _name_of(ispec, "from", wi, "task", fail)
             inputs.append(DataInput(iname, parse_function(ispec["requirement"], f"{wi}.requirement", source),
                                     source=src, from_task=frm))
         resources = []
-        for rname, rspec in _table(spec.get("resources", {}), f"{w}.resources", fail).items():
-            wr = f"{w}.resources.{rname}"
-            rspec = _table(rspec, wr, fail)
-            _check_keys(rspec, {"requirement", "allocation", "link", "weight"}, wr, fail)
-            if "requirement" not in rspec:
-                fail(wr, "missing 'requirement'")
-            alloc = parse_function(rspec["allocation"], f"{wr}.allocation", source) if "allocation" in rspec else None
-            link = rspec.get("link")
-            if link is not None and not isinstance(link, str):
-                fail(f"{wr}.link", "must be a link name")
+        for rname, wr, rspec in _entries(spec, "resources", w, {"requirement", "allocation", "link", "weight"},
+                                         "requirement", fail):
+            alloc = _optional_function(rspec, "allocation", wr, source)
+            link = _name_of(rspec, "link", wr, "link", fail)
             resources.append(Resource(rname, parse_function(rspec["requirement"], f"{wr}.requirement", source),
                                       allocation=alloc, link=link,
                                       weight=_number(rspec.get("weight", 1.0), f"{wr}.weight", fail)))
@@ -222,6 +200,32 @@ def predict_finish(model_path: str | Path, task: str | None = None) -> float:
 
 
 # ------------------------------------------------------------------ helpers
+def _entries(parent: Mapping[str, Any], key: str, where: str, allowed: set[str], required: str,
+             fail) -> Iterator[tuple[str, str, Mapping[str, Any]]]:
+    """The named tables under ``parent[key]`` as (name, item, table), each
+    checked in turn: a table, no key but ``allowed``, ``required`` present."""
+    prefix = f"{where}.{key}" if where else key
+    for name, spec in _table(parent.get(key, {}), prefix, fail).items():
+        item = f"{prefix}.{name}"
+        spec = _table(spec, item, fail)
+        _check_keys(spec, allowed, item, fail)
+        if required not in spec:
+            fail(item, f"missing '{required}'")
+        yield name, item, spec
+
+
+def _optional_function(spec: Mapping[str, Any], key: str, item: str, source: str | None) -> PFunc | None:
+    return parse_function(spec[key], f"{item}.{key}", source) if key in spec else None
+
+
+def _name_of(spec: Mapping[str, Any], key: str, item: str, what: str, fail) -> str | None:
+    """``spec[key]``, the name of a task or link, if given."""
+    name = spec.get(key)
+    if name is not None and not isinstance(name, str):
+        fail(f"{item}.{key}", f"must be a {what} name")
+    return name
+
+
 def _table(v: Any, item: str, fail) -> Mapping[str, Any]:
     if not isinstance(v, Mapping):
         fail(item, "must be a table")

@@ -39,7 +39,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from condor_rlrep.bottlemod.functions import REL_TOL, PFunc, poly_roots
+from condor_rlrep.bottlemod.functions import PFunc
+from condor_rlrep.bottlemod.polynomial import REL_TOL, poly_roots
 
 __all__ = ["ProgressResult", "compute_progress", "TIME_EPS"]
 

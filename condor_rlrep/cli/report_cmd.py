@@ -45,7 +45,7 @@ def report(ctx: click.Context, targets: tuple[str, ...], out_dir: str | None, as
     if any(os.path.isdir(target) for target in targets):
         from pathlib import Path
 
-        from condor_rlrep.cli.sweep_cmd import render_sweeps
+        from condor_rlrep.cli.sweep_cmd import render_sweeps, say_report
 
         files = [target for target in targets if not os.path.isdir(target)]
         if files:
@@ -54,12 +54,7 @@ def report(ctx: click.Context, targets: tuple[str, ...], out_dir: str | None, as
             raise click.UsageError("--run options apply to a DAG run, not to sweep folders")
         path = render_sweeps([Path(t) for t in targets], Path(out_dir) if out_dir else None,
                              list(tuning_seeds) if tuning_seeds else None)
-        from condor_rlrep.cli.sweep_cmd import _report_files
-
-        if as_json:
-            emit_json(_report_files(path))
-        else:
-            click.echo(f"report: {path}")
+        say_report(path, as_json)
         return
     if len(targets) > 1:
         raise click.UsageError("give one RUN.dag (several targets are for sweep folders)")

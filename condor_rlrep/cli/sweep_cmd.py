@@ -84,7 +84,11 @@ def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_repo
 def report(sweep_dir, as_json):
     """Render SWEEP_DIR's results as report.md, report.html, report.json and
     figures/*.png, written into SWEEP_DIR itself."""
-    path = render_sweeps([sweep_dir], None, None)
+    say_report(render_sweeps([sweep_dir], None, None), as_json)
+
+
+def say_report(path: Path, as_json: bool) -> None:
+    """Where a rendered report is: its files as JSON, or one line."""
     if as_json:
         emit_json(_report_files(path))
     else:

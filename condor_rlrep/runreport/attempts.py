@@ -12,7 +12,7 @@ replicas, one POST verdict. The records of an attempt are spread out:
 * the node log has the clusters of the current DAGMan, read by
   :class:`~.nodelog.NodeLog` (the freshest view of a running attempt).
 
-``status`` needs of a cluster only its :class:`~.nodelog.ClusterSummary`;
+``status`` needs of a cluster only its :class:`~.clusters.ClusterSummary`;
 a cluster resumed from the status checkpoint has nothing more, and its
 attempt's ``history`` is None (``report`` never resumes: it has them all).
 
@@ -31,7 +31,7 @@ from typing import Any
 
 from condor_rlrep.condor.eventlog import ClusterHistory
 from condor_rlrep.outcome import Invocation, TaskOutcome
-from condor_rlrep.runreport.nodelog import ClusterSummary, summarize
+from condor_rlrep.runreport.clusters import ClusterSummary, summarize
 
 __all__ = ["Attempt", "assemble", "mark_fixed", "history_from_journal", "SUBMIT_SLACK"]
 
@@ -163,7 +163,7 @@ def assemble(
 ) -> dict[str, list[Attempt]]:
     """Node → its attempts in order (see the module doc).
 
-    ``log_clusters``: node → :class:`~.nodelog.ClusterEvents` of the node log.
+    ``log_clusters``: node → :class:`~.clusters.ClusterEvents` of the node log.
     """
     attempts: dict[str, list[Attempt]] = {}
     by_cluster: dict[int, Attempt] = {}

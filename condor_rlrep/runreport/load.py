@@ -15,7 +15,7 @@ runs no code), behind a header line, a format version and a SHA-256 of
 the payload. Anything else — an older format, another Python's marshal, a
 corrupt or cut file, one written for other files — is ignored and the run
 read afresh: a checkpoint is a head start, never trusted. It holds finished
-clusters as summaries only (:class:`~.nodelog.ClusterSummary`), so a
+clusters as summaries only (:class:`~.clusters.ClusterSummary`), so a
 resumed reader is for ``status``; ``report`` reads everything once.
 """
 

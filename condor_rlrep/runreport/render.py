@@ -7,93 +7,23 @@ figures); the JSON holds every figure of every run, bars included.
 
 from __future__ import annotations
 
-import html
 import json
 import os
 import re
 import time
 from pathlib import Path
-from typing import Any
 
 from condor_rlrep.atomic import write_atomic
+from condor_rlrep.document import Document
 from condor_rlrep.runreport.report import NodeReport, RunReport
 
 __all__ = ["write_reports", "report_document"]
 
 
-class _Doc:
-    """Blocks: ("h", level, text), ("p", text), ("table", header, rows), ("img", path, alt), ("pre", text)."""
-
-    def __init__(self) -> None:
-        self.blocks: list[tuple[Any, ...]] = []
-
-    def h(self, level: int, text: str) -> None:
-        self.blocks.append(("h", level, text))
-
-    def p(self, text: str) -> None:
-        self.blocks.append(("p", text))
-
-    def table(self, header: list[str], rows: list[list[str]]) -> None:
-        self.blocks.append(("table", header, rows))
-
-    def img(self, path: str, alt: str) -> None:
-        self.blocks.append(("img", path, alt))
-
-    def pre(self, text: str) -> None:
-        self.blocks.append(("pre", text))
-
-    def markdown(self) -> str:
-        lines: list[str] = []
-        for block in self.blocks:
-            kind = block[0]
-            if kind == "h":
-                lines += ["#" * block[1] + " " + block[2], ""]
-            elif kind == "p":
-                lines += [block[1], ""]
-            elif kind == "table":
-                header, rows = block[1], block[2]
-                lines.append("| " + " | ".join(_md_cell(c) for c in header) + " |")
-                lines.append("|" + "|".join("---" for _ in header) + "|")
-                lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
-                lines.append("")
-            elif kind == "pre":
-                lines += ["```", block[1].replace("```", "'''"), "```", ""]
-            else:
-                lines += [f"![{block[2]}]({block[1]})", ""]
-        return "\n".join(lines)
-
-    def html(self, title: str) -> str:
-        parts = [
-            "<!DOCTYPE html>",
-            f"<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-            "<style>body{font-family:sans-serif;max-width:90em;margin:auto;padding:0 1em}"
-            "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;font-size:0.92em}"
-            "td{text-align:right}td:first-child{text-align:left}th{background:#eee}"
-            "pre{background:#f6f6f6;padding:0.5em;overflow-x:auto}img{max-width:100%}</style>",
-            "</head><body>",
-        ]
-        for block in self.blocks:
-            kind = block[0]
-            if kind == "h":
-                parts.append(f"<h{block[1]}>{html.escape(block[2])}</h{block[1]}>")
-            elif kind == "p":
-                parts.append(f"<p>{html.escape(block[1])}</p>")
-            elif kind == "table":
-                parts.append("<table><tr>" + "".join(f"<th>{html.escape(c)}</th>" for c in block[1]) + "</tr>")
-                for row in block[2]:
-                    parts.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in row) + "</tr>")
-                parts.append("</table>")
-            elif kind == "pre":
-                parts.append(f"<pre>{html.escape(block[1])}</pre>")
-            else:
-                parts.append(f"<figure><img src='{html.escape(block[1])}' alt='{html.escape(block[2])}'>"
-                             f"<figcaption>{html.escape(block[2])}</figcaption></figure>")
-        parts.append("</body></html>")
-        return "\n".join(parts) + "\n"
-
-
-def _md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+_STYLE = ("body{font-family:sans-serif;max-width:90em;margin:auto;padding:0 1em}"
+          "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #bbb;padding:2px 6px;font-size:0.92em}"
+          "td{text-align:right}td:first-child{text-align:left}th{background:#eee}"
+          "pre{background:#f6f6f6;padding:0.5em;overflow-x:auto}img{max-width:100%}")
 
 
 def _clock(at: float | None) -> str:
@@ -113,9 +43,9 @@ def _stem(index: int, run_id: str | None) -> str:
     return f"run{index}-{safe}"
 
 
-def report_document(reports: list[RunReport], figures: dict[str, dict[str, str]]) -> _Doc:
+def report_document(reports: list[RunReport], figures: dict[str, dict[str, str]]) -> Document:
     """The report's blocks; ``figures``: run id → {"gantt": file, "policy": file} drawn."""
-    doc = _Doc()
+    doc = Document()
     dag = reports[0].dag if reports else "?"
     doc.h(1, f"Replicas of {os.path.basename(dag)}")
     doc.p(f"DAG: {dag}. Times are seconds since the run's workflow start s(W) unless a clock time is shown; "
@@ -137,7 +67,7 @@ def _met(report: RunReport) -> str:
     return "yes" if report.met_deadline else "no"
 
 
-def _run_section(doc: _Doc, r: RunReport, figures: dict[str, str]) -> None:
+def _run_section(doc: Document, r: RunReport, figures: dict[str, str]) -> None:
     doc.h(2, f"Run {r.run_id}")
     ratio = r.replica_energy_j / r.single_replica_estimate_j if r.single_replica_estimate_j > 0 else None
     rows = [
@@ -179,13 +109,14 @@ def _run_section(doc: _Doc, r: RunReport, figures: dict[str, str]) -> None:
                 doc.p("(the file is empty or unreadable)")
     if "gantt" in figures:
         doc.h(3, "Replicas on their slots")
-        doc.img(figures["gantt"], f"Gantt chart of every replica of run {r.run_id} on its slot (seconds since s(W))")
+        doc.img(figures["gantt"], f"Gantt chart of every replica of run {r.run_id} on its slot (seconds since s(W))",
+                caption=True)
     if r.policy:
         doc.h(3, "Agent policy in the states this run visited")
         doc.p("The store's estimates as they are now (after every reward recorded so far), for each state "
               "(hour of submission, φ′ bin) a decision of this run was made in.")
         if "policy" in figures:
-            doc.img(figures["policy"], "Estimated reward Q per replica count in each visited state")
+            doc.img(figures["policy"], "Estimated reward Q per replica count in each visited state", caption=True)
         actions = max(len(p.q) for p in r.policy)
         doc.table(["hour", "φ′ bin", "greedy a", "chosen here"] + [f"Q(a={a + 1}) (n)" for a in range(actions)],
                   [[f"{p.hour:02d}:00", p.phi_range, str(p.greedy), ", ".join(map(str, p.taken))]
@@ -221,7 +152,7 @@ def write_reports(reports: list[RunReport], out_dir: str | os.PathLike[str]) -> 
     title = f"Replicas of {os.path.basename(reports[0].dag)}" if reports else "Run report"
     paths = {"md": str(out / "report.md"), "html": str(out / "report.html"), "json": str(out / "report.json")}
     write_atomic(paths["md"], doc.markdown())
-    write_atomic(paths["html"], doc.html(title))
+    write_atomic(paths["html"], doc.html(title, style=_STYLE, lang="en"))
     document = {"runs": [r.to_json() for r in reports], "figures": drawn}
     write_atomic(paths["json"], json.dumps(document, indent=1, allow_nan=False) + "\n")
     return paths

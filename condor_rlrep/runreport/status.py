@@ -38,7 +38,7 @@ from typing import Any
 from condor_rlrep.runreport.attempts import Attempt
 from condor_rlrep.runreport.load import RunData
 from condor_rlrep.rundir.layout import REAPER_NODE
-from condor_rlrep.runreport.nodelog import proc_states
+from condor_rlrep.runreport.clusters import proc_states
 
 __all__ = ["NodeStatus", "RunStatus", "run_status", "proc_states", "STATES", "QueueState", "finite"]
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from condor_rlrep.document import Code, Document, Inline, Strong
 from condor_rlrep.sweepreport.data import ResultTable, parse_policy
 
 __all__ = ["GOAL_P", "GOAL_GAIN_PERCENT", "FLOOR_PERCENT", "RL_REFERENCE", "FIXED_REFERENCE", "Check", "GoalChecks",
@@ -191,9 +192,17 @@ def format_row(row: dict[str, Any]) -> list[str]:
             num(row["replicas_per_task"], "{:.3f}"), num(row["kwh_per_workflow_within_p"], "{:.3f}")]
 
 
-def render_section(report, table: ResultTable, workflows: str, figures_dir: Path, prefix: str,
+def _joined(items: list[tuple[Inline, ...]], separator: str) -> list[Inline]:
+    """The pieces of every item, ``separator`` between two items."""
+    pieces: list[Inline] = []
+    for index, item in enumerate(items):
+        pieces += ([separator] if index else []) + list(item)
+    return pieces
+
+
+def render_section(report: Document, table: ResultTable, workflows: str, figures_dir: Path, prefix: str,
                    role: str | None = None) -> dict[str, Any] | None:
-    """Add the section to ``report`` (a :class:`~condor_rlrep.sweepreport.render.Report`);
+    """Add the section to ``report``;
     return its numbers for report.json, or None when the sweep has no
     policy beyond the paper."""
     from condor_rlrep.sweepreport.beyond_figures import frontier, within_by_p
@@ -206,30 +215,33 @@ def render_section(report, table: ResultTable, workflows: str, figures_dir: Path
     kinds = {parse_policy(p)[0] for p in compared}
     explained = [text for test, text in (
         (any(_spec(p).idle for p in compared),
-         "`idle-…` runs the named policy's replica count on the free machines idle longest (HTCondor's `KeyboardIdle`)"),
-        ("model" in kinds, "`model:R` places its replicas on the free machines idle longest (HTCondor's `KeyboardIdle`) "
-                           "and picks the fewest (≤ R) that an online survival model, learnt from the run's own past "
-                           "evictions, expects to meet the deadline"),
+         (Code("idle-…"), " runs the named policy's replica count on the free machines idle longest (HTCondor's ",
+          Code("KeyboardIdle"), ")")),
+        ("model" in kinds, (Code("model:R"), " places its replicas on the free machines idle longest (HTCondor's ",
+                            Code("KeyboardIdle"), ") and picks the fewest (≤ R) that an online survival model, learnt "
+                            "from the run's own past evictions, expects to meet the deadline")),
         ("react" in kinds or "model-react" in kinds,
-         "`react:R` and `model-react:R` hold the spare replicas (no energy) and release one per eviction"),
+         (Code("react:R"), " and ", Code("model-react:R"),
+          " hold the spare replicas (no energy) and release one per eviction")),
         ("linucb" in kinds or "lints" in kinds,
-         "`linucb:R` and `lints:R` are contextual bandits: a ridge regression per replica count (1 … R) of the "
-         "reward the paper's agent learns, on what the pool knows at submission (hour of week, φ′, the task's "
-         "share of its remaining critical path, the fraction of machines free, how long the longest-idle free "
-         "machines have been idle, whether the nightly reboot falls within the run), choosing by an upper "
-         "confidence bound (LinUCB) or a posterior draw (Thompson), and place on the machines idle longest"),
-        ("oracle" in kinds, "the oracle knows the future (when owners log in): a bound, not a policy a pool can run"),
+         (Code("linucb:R"), " and ", Code("lints:R"),
+          " are contextual bandits: a ridge regression per replica count (1 … R) of the "
+          "reward the paper's agent learns, on what the pool knows at submission (hour of week, φ′, the task's "
+          "share of its remaining critical path, the fraction of machines free, how long the longest-idle free "
+          "machines have been idle, whether the nightly reboot falls within the run), choosing by an upper "
+          "confidence bound (LinUCB) or a posterior draw (Thompson), and place on the machines idle longest")),
+        ("oracle" in kinds, ("the oracle knows the future (when owners log in): a bound, not a policy a pool can run",)),
     ) if test]
     report.p(
-        "Policies beyond the paper (" + ", ".join(f"`{p}`" for p in beyond) + ") beside "
-        + ", ".join(f"`{p}`" for p in compared if p not in beyond) + ". " + "; ".join(explained) + "."
+        "Policies beyond the paper (", *_joined([(Code(p),) for p in beyond], ", "), ") beside ",
+        *_joined([(Code(p),) for p in compared if p not in beyond], ", "), ". ", *_joined(explained, "; "), ".",
     )
     checks = [check_goals(table, workflows, policy) for policy in beyond]
     report.p(
-        "Issue 14's goals, decided from these runs (✓ met, ✗ not met, – the runs to decide it are missing)"
-        + (f"; this is a **{role}**" if role else "") + ":"
+        "Issue 14's goals, decided from these runs (✓ met, ✗ not met, – the runs to decide it are missing)",
+        *(("; this is a ", Strong(role)) if role else ()), ":",
     )
-    report.table(["policy"] + GOAL_HEADER, [[f"`{c.policy}`"] + c.cells() for c in checks])
+    report.table(["policy"] + GOAL_HEADER, [[Code(c.policy)] + c.cells() for c in checks])
     document: dict[str, Any] = {"policies": beyond, "compared_with": [p for p in compared if p not in beyond],
                                 "goals": [c.to_json() for c in checks], "by_p": {}}
     for phi in table.phis(workflows):

@@ -75,12 +75,7 @@ def within_by_p(table: ResultTable, workflows: str, policies: list[str], path: P
     share_ax.set_title("Workflows within P")
     gain_ax.set_ylabel("gain over single (% more workflows within P)")
     gain_ax.set_title("Gain over single")
-    handles, labels = share_ax.get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.07 + 0.045 * ((len(labels) - 1) // 4), 1, 1))
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    plt.close(fig)
-    return True
+    return _legend_below(plt, fig, *share_ax.get_legend_handles_labels(), path)
 
 
 def _spaced_labels(phis: list[float], gap: float = 0.1) -> list[str]:
@@ -153,13 +148,8 @@ def frontier(table: ResultTable, workflows: str, policies: list[str], path: Path
     for ax in axes[0]:
         for handle, label in zip(*ax.get_legend_handles_labels()):
             by_label.setdefault(label, handle)
-    fig.legend(list(by_label.values()), list(by_label), loc="lower center", ncol=min(len(by_label), 4), fontsize=8,
-               frameon=False)
     fig.suptitle("Up and to the left is better: more workflows within P for less energy", fontsize=9)
-    fig.tight_layout(rect=(0, 0.07 + 0.045 * ((len(by_label) - 1) // 4), 1, 1))
-    fig.savefig(path, dpi=110, metadata={"Software": None})
-    plt.close(fig)
-    return True
+    return _legend_below(plt, fig, list(by_label.values()), list(by_label), path)
 
 
 def goals_by_seed(entries: list[tuple[str, ResultTable, str, list[str]]], path: Path, phi: float, goal: float) -> bool:
@@ -202,9 +192,14 @@ def goals_by_seed(entries: list[tuple[str, ResultTable, str, list[str]]], path: 
     gain_ax.set_title(f"Gain over single at P = φ = {phi:g}")
     energy_ax.set_ylabel("replica energy of the year (MWh)")
     energy_ax.set_title(f"Energy at P = φ = {phi:g} (a missing bar: not run)")
-    handles, names = gain_ax.get_legend_handles_labels()
-    fig.legend(handles, names, loc="lower center", ncol=min(len(names), 4), fontsize=8, frameon=False)
-    fig.tight_layout(rect=(0, 0.07 + 0.045 * ((len(names) - 1) // 4), 1, 1))
+    return _legend_below(plt, fig, *gain_ax.get_legend_handles_labels(), path)
+
+
+def _legend_below(plt, fig, handles: list, labels: list[str], path: Path) -> bool:
+    """One legend for every panel, below them in rows of four (the panels
+    shrink to make room), then the figure saved and closed."""
+    fig.legend(handles, labels, loc="lower center", ncol=min(len(labels), 4), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.07 + 0.045 * ((len(labels) - 1) // 4), 1, 1))
     fig.savefig(path, dpi=110, metadata={"Software": None})
     plt.close(fig)
     return True

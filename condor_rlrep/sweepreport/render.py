@@ -1,119 +1,29 @@
-"""Render a sweep folder as ``report.md`` and ``report.html`` with figures.
+"""Render a sweep folder as ``report.md``, ``report.html`` and ``report.json`` with figures.
 
 The report depends only on the run results and the experiment definition —
 no wall times, host names or paths — so the same runs give the same report
-whichever backend produced them.
+whichever backend produced them. This module assembles it: one sweep, or
+several grouped by trace, their runs and parameters, and the paper's
+findings against ours; each workflow set's sections are :mod:`.sections`',
+and :class:`~condor_rlrep.document.Document` writes the Markdown and HTML.
 """
 
 from __future__ import annotations
 
-import html
-import re
 from pathlib import Path
 from typing import Any
 
 from condor_rlrep.atomic import write_atomic
-from condor_rlrep.sweepreport.data import ResultTable, fixed_counterpart, max_replicas
-from condor_rlrep.sweepreport.figures import FIGURES
+from condor_rlrep.document import Code, Document, Strong
+from condor_rlrep.sweepreport.data import ResultTable
 from condor_rlrep.sweepreport.findings import findings
-from condor_rlrep.sweepreport.paper import BASELINE_P_STATS, PAPER_WORKFLOWS, TABLE1_ENERGY_MWH, TABLE1_SUCCESSFUL
-from condor_rlrep.sweep.store import SweepDir
+from condor_rlrep.sweepreport.sections import workflow_sections
 
-__all__ = ["render_report", "Report"]
+__all__ = ["render_report", "render_combined"]
 
-_FIGURE_TITLES = {
-    "fig2a": "Figure 2a — CDF of p(W) (single replica)",
-    "fig2b": "Figure 2b — task completion probability by submit hour and length",
-    "fig3a": "Figure 3a — fixed replicas: success gain over single",
-    "fig3b": "Figure 3b — fixed replicas: workflow energy",
-    "fig3c": "Figure 3c — energy change from using RL instead of fixed replicas",
-    "fig4": "Figure 4 — energy increase over single, fixed vs RL",
-    "fig5": "Figure 5 — RL replicas: success gain over single",
-    "fig6a": "Figure 6a — Montage: workflows within P, RL vs fixed",
-    "fig6b": "Figure 6b — Montage: energy, RL vs fixed",
-}
-
-
-class Report:
-    """Blocks of a report: ("h", level, text), ("p", text), ("table", header, rows), ("img", path, alt)."""
-
-    def __init__(self) -> None:
-        self.blocks: list[tuple[Any, ...]] = []
-
-    def h(self, level: int, text: str) -> None:
-        self.blocks.append(("h", level, text))
-
-    def p(self, text: str) -> None:
-        self.blocks.append(("p", text))
-
-    def table(self, header: list[str], rows: list[list[str]]) -> None:
-        self.blocks.append(("table", header, rows))
-
-    def img(self, path: str, alt: str) -> None:
-        self.blocks.append(("img", path, alt))
-
-    def markdown(self) -> str:
-        lines: list[str] = []
-        for block in self.blocks:
-            if block[0] == "h":
-                lines += ["#" * block[1] + " " + block[2], ""]
-            elif block[0] == "p":
-                lines += [block[1], ""]
-            elif block[0] == "table":
-                header, rows = block[1], block[2]
-                lines.append("| " + " | ".join(header) + " |")
-                lines.append("|" + "|".join("---" for _ in header) + "|")
-                lines += ["| " + " | ".join(row) + " |" for row in rows]
-                lines.append("")
-            else:
-                lines += [f"![{block[2]}]({block[1]})", ""]
-        return "\n".join(lines)
-
-    def html(self, title: str) -> str:
-        parts = [
-            "<!DOCTYPE html>",
-            f"<html><head><meta charset='utf-8'><title>{html.escape(title)}</title>",
-            "<style>body{font-family:sans-serif;max-width:75em;margin:auto}"
-            "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}"
-            "td:first-child,th:first-child{text-align:left}img{max-width:100%}</style>",
-            "</head><body>",
-        ]
-        for block in self.blocks:
-            if block[0] == "h":
-                parts.append(f"<h{block[1]}>{_inline(block[2])}</h{block[1]}>")
-            elif block[0] == "p":
-                parts.append(f"<p>{_inline(block[1])}</p>")
-            elif block[0] == "table":
-                parts.append("<table><tr>" + "".join(f"<th>{_inline(c)}</th>" for c in block[1]) + "</tr>")
-                for row in block[2]:
-                    parts.append("<tr>" + "".join(f"<td>{_inline(c)}</td>" for c in row) + "</tr>")
-                parts.append("</table>")
-            else:
-                parts.append(f"<p><img src='{html.escape(block[1])}' alt='{html.escape(block[2])}'></p>")
-        parts.append("</body></html>")
-        return "\n".join(parts) + "\n"
-
-
-_CODE = re.compile(r"`([^`]+)`")
-_STRONG = re.compile(r"\*\*(.+?)\*\*")
-
-
-def _inline(text: str) -> str:
-    """The Markdown the report writes inline (``**bold**``, ```code```) as
-    HTML; everything else escaped. Code spans first: no bold inside them."""
-    pieces = _CODE.split(text)
-    out = []
-    for index, piece in enumerate(pieces):
-        if index % 2:
-            out.append(f"<code>{html.escape(piece)}</code>")
-        else:
-            out.append(_STRONG.sub(lambda m: f"<strong>{m.group(1)}</strong>", html.escape(piece)))
-    return "".join(out)
-
-
-def _num(value: float | None, fmt: str = "{:,.0f}") -> str:
-    return "–" if value is None else fmt.format(value)
-
+_STYLE = ("body{font-family:sans-serif;max-width:75em;margin:auto}"
+          "table{border-collapse:collapse}td,th{border:1px solid #bbb;padding:2px 6px;text-align:right}"
+          "td:first-child,th:first-child{text-align:left}img{max-width:100%}")
 
 DEFINITIONS = {
     "energy_mwh": "replica energy of the simulated trace (the year, unless a quick run says otherwise above) in MWh: every replica of every workflow task, the ones "
@@ -124,8 +34,8 @@ DEFINITIONS = {
                                  "the energy wasted on the others included",
 }
 
-_UNITS = ("**Units.** energy MWh: " + DEFINITIONS["energy_mwh"] + ". replicas/task: " + DEFINITIONS["replicas_per_task"]
-          + ". kWh per workflow within P: " + DEFINITIONS["kwh_per_workflow_within_p"] + ".")
+_UNITS = (Strong("Units."), " energy MWh: " + DEFINITIONS["energy_mwh"] + ". replicas/task: "
+          + DEFINITIONS["replicas_per_task"] + ". kWh per workflow within P: " + DEFINITIONS["kwh_per_workflow_within_p"] + ".")
 
 
 def render_report(sweep_dir: str | Path, *, tuning_seeds: list[int] | None = None) -> Path:
@@ -142,7 +52,7 @@ def render_report(sweep_dir: str | Path, *, tuning_seeds: list[int] | None = Non
     figures_dir = sweep.root / "figures"
     figures_dir.mkdir(parents=True, exist_ok=True)
 
-    report = Report()
+    report = Document()
     report.h(1, f"condor-rlrep sweep report: {experiment['name']}" + (" (quick)" if experiment.get("quick") else ""))
     report.p(experiment.get("description", ""))
     trace = experiment["trace"]
@@ -152,28 +62,29 @@ def render_report(sweep_dir: str | Path, *, tuning_seeds: list[int] | None = Non
         length = f"a {trace['days']}-day trace" if trace.get("days") else "a shortened trace"
         report.p(
             f"This is the quick variant: {length}, not the description's year, and only P = "
-            + ", ".join(f"{phi:g}" for phi in phis)
-            + f"; the full grid is `condor-rlrep sweep {experiment['name']}`."
+            + ", ".join(f"{phi:g}" for phi in phis) + "; the full grid is ",
+            Code(f"condor-rlrep sweep {experiment['name']}"), ".",
         )
     trace_text = f"preset {trace['preset']}, {trace.get('days')} days, trace seed {trace.get('seed')}" if "preset" in trace else "a trace folder"
     role = group.role(tuning_seeds) if group else None
     report.p(
-        f"Runs: {len(documents)} finished of {_grid_size(experiment)}. Trace: {trace_text}"
-        + (f" (a **{role}**)" if role else "") + ". "
+        f"Runs: {len(documents)} finished of {_grid_size(experiment)}. Trace: {trace_text}",
+        *((" (a ", Strong(role), ")") if role else ()),
+        ". "
         f"Shared parameters: {_params_text(experiment['base'])}. "
         f"Reproduce with: condor-rlrep sweep {experiment['name']}{' --quick' if experiment.get('quick') else ''} --out DIR "
-        "(finished runs are kept; the seeds are in the experiment file)."
+        "(finished runs are kept; the seeds are in the experiment file).",
     )
-    report.p(_UNITS)
+    report.p(*_UNITS)
     workflows_json = {}
     for workflows in table.workflow_sets():
         report.h(2, f"Workflows: {workflows}")
-        workflows_json[workflows] = _workflow_sections(report, table, workflows, experiment.get("figures", []),
+        workflows_json[workflows] = workflow_sections(report, table, workflows, experiment.get("figures", []),
                                                        figures_dir, "", role)
     report.h(2, "The paper's findings against ours")
     found = findings(table)
     for finding in found:
-        report.p(f"**{finding.verdict.upper()}** — {finding.claim} Ours: {finding.evidence}")
+        report.p(*_finding_text(finding))
     document = {
         "sweeps": [_sweep_json(sweep, sweep.root)],
         "tuning_seeds": tuning_seeds,
@@ -201,11 +112,11 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
     groups = group_by_trace(sweeps)
     figures_dir = out / "figures"
     figures_dir.mkdir(parents=True, exist_ok=True)
-    report = Report()
+    report = Document()
     report.h(1, f"condor-rlrep sweep report: {len(sweeps)} sweeps, {len(groups)} traces")
     report.p("Sweeps in this report (runs of the same trace and shared parameters are read as one grid):")
     report.table(["folder", "experiment", "trace", "runs", "description"], [
-        [f"`{_relative(s.root, out)}`", s.experiment["name"], _trace_text(s.experiment["trace"]),
+        [Code(_relative(s.root, out)), s.experiment["name"], _trace_text(s.experiment["trace"]),
          _runs_text(s), s.experiment.get("description", "")] for s in sweeps])
     if tuning_seeds is not None:
         present = {g.seed for g in groups}
@@ -213,14 +124,16 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
         missing = [seed for seed in tuning_seeds if seed not in present]
         held = [str(g.seed) for g in groups if g.role(tuning_seeds) == "held-out seed"]
         report.p(
-            f"**Tuned on trace seed {tuned}**: the policies' parameters were chosen on it"
-            + (" (its runs are not in this report)" if missing else "") + ". "
-            + (f"**Held out: trace seeds {', '.join(held)}** — nothing was tuned on them." if held else "No seed here is held out.")
+            Strong(f"Tuned on trace seed {tuned}"),
+            ": the policies' parameters were chosen on it" + (" (its runs are not in this report)" if missing else "")
+            + ". ",
+            *((Strong(f"Held out: trace seeds {', '.join(held)}"), " — nothing was tuned on them.") if held
+              else ("No seed here is held out.",)),
         )
     else:
-        report.p("The report was not told which trace seed the policies were tuned on (`--tuning-seed`), "
-                 "so no seed is called held out.")
-    report.p(_UNITS)
+        report.p("The report was not told which trace seed the policies were tuned on (", Code("--tuning-seed"),
+                 "), so no seed is called held out.")
+    report.p(*_UNITS)
     shared = groups[0].base if len(groups) == 1 or all(g.base == groups[0].base for g in groups) else None
     if shared is not None:
         report.p(f"Shared parameters: {_params_text(shared)}.")
@@ -236,7 +149,7 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
             for policy in beyond_policies(table, workflows):
                 checks = check_goals(table, workflows, policy)
                 goal_rows.append([str(group.seed if group.seed is not None else group.label),
-                                  group.role(tuning_seeds) or "–", workflows, f"`{policy}`"] + checks.cells())
+                                  group.role(tuning_seeds) or "–", workflows, Code(policy)] + checks.cells())
     if goal_rows:
         report.h(2, "Beyond the paper — issue 14's goals on every trace")
         report.p("✓ met, ✗ not met, – the runs to decide it are missing. Each trace's section below has the numbers.")
@@ -257,12 +170,12 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
             report.h(2, f"{group.label[0].upper()}{group.label[1:]}" + (f" ({role})" if role else "")
                      + f" — workflows: {workflows}")
             report.p(f"From {', '.join(names)}: {_trace_text(group.trace)}; {len(group.documents)} runs.")
-            workflows_json[workflows] = _workflow_sections(report, table, workflows, figure_keys, figures_dir, prefix,
+            workflows_json[workflows] = workflow_sections(report, table, workflows, figure_keys, figures_dir, prefix,
                                                            role)
         found = findings(table)
         report.h(3, f"The paper's findings against ours ({group.label})")
         for finding in found:
-            report.p(f"**{finding.verdict.upper()}** — {finding.claim} Ours: {finding.evidence}")
+            report.p(*_finding_text(finding))
         groups_json.append({"label": group.label, "trace": group.trace, "role": role, "sweeps": names,
                             "workflows": workflows_json, "findings": [_finding_json(f) for f in found]})
     document = {"sweeps": [_sweep_json(s, out) for s in sweeps], "tuning_seeds": tuning_seeds,
@@ -270,35 +183,16 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
     return _write(out, report, "condor-rlrep: " + ", ".join(s.experiment["name"] for s in sweeps), document)
 
 
-def _workflow_sections(report: Report, table: ResultTable, workflows: str, figure_keys: list[str], figures_dir: Path,
-                       prefix: str, role: str | None) -> dict[str, Any]:
-    from condor_rlrep.sweepreport.beyond import policy_rows, render_section
-
-    _table1(report, table, workflows)
-    _fixed(report, table, workflows)
-    _strategies(report, table, workflows)
-    beyond = render_section(report, table, workflows, figures_dir, prefix, role)
-    for key in figure_keys:
-        draw = FIGURES.get(key)
-        if draw is None:
-            continue
-        name = f"{prefix}{workflows}-{key}.png"
-        if draw(table, workflows, figures_dir / name):
-            report.h(3, _FIGURE_TITLES[key])
-            report.img(f"figures/{name}", _FIGURE_TITLES[key])
-            if key in _FIGURE_TABLES:
-                _FIGURE_TABLES[key](report, table, workflows)
-    policies = table.all_policies(workflows)
-    return {"runs": [row for phi in table.phis(workflows) for row in policy_rows(table, workflows, phi, policies)],
-            "beyond": beyond}
+def _finding_text(finding) -> tuple:
+    return Strong(finding.verdict.upper()), f" — {finding.claim} Ours: {finding.evidence}"
 
 
-def _write(root: Path, report: Report, title: str, document: dict[str, Any]) -> Path:
+def _write(root: Path, report: Document, title: str, document: dict[str, Any]) -> Path:
     import json
 
     md_path = root / "report.md"
     write_atomic(md_path, report.markdown())
-    write_atomic(root / "report.html", report.html(title))
+    write_atomic(root / "report.html", report.html(title, style=_STYLE))
     write_atomic(root / "report.json", json.dumps(_finite(document), indent=1, ensure_ascii=False) + "\n")
     return md_path
 
@@ -354,133 +248,3 @@ def _grid_size(experiment: dict[str, Any]) -> int:
 
 def _params_text(base: dict[str, Any]) -> str:
     return ", ".join(f"{k} = {v}" for k, v in sorted(base.items()))
-
-
-def _table1(report: Report, table: ResultTable, workflows: str) -> None:
-    # The paper publishes Table 1 and the p(W) statistics for Figure-1 workflows only.
-    paper = workflows == "figure1"
-    rows = []
-    scale = None
-    for phi in table.phis(workflows):
-        base = table.baseline(workflows, phi)
-        if base is None:
-            continue
-        total = base.result.get("workflows", 0)
-        row = [f"{phi:g}", _num(total), _num(base.within()),
-               _num(100.0 * base.within() / total if total else None, "{:.1f} %"), _num(base.energy_mwh, "{:.2f}")]
-        if paper:
-            paper_ok = TABLE1_SUCCESSFUL.get(phi)
-            if scale is None and total:
-                scale = PAPER_WORKFLOWS / total
-            row[4:4] = [_num(paper_ok), _num(100.0 * paper_ok / PAPER_WORKFLOWS if paper_ok else None, "{:.1f} %")]
-            row += [_num(base.energy_mwh * scale if scale else None, "{:.2f}"), _num(TABLE1_ENERGY_MWH.get(phi), "{:.2f}")]
-        row += [_num(base.replicas_per_task, "{:.2f}"), _num(base.kwh_per_success(), "{:.3f}")]
-        rows.append(row)
-    if not rows:
-        return
-    report.h(3, "Table 1 — baseline (single replica)" if paper else "Baseline (single replica)")
-    header = ["P = φ", "workflows", "within P (ours)", "share (ours)", "energy MWh (ours)"]
-    if paper:
-        header[4:4] = ["within P (paper)", "share (paper)"]
-        header += ["energy MWh scaled to 40,054 wf", "energy MWh (paper)"]
-    header += ["replicas/task", "kWh per workflow within P"]
-    report.table(header, rows)
-    base = next((table.baseline(workflows, phi) for phi in table.phis(workflows) if table.baseline(workflows, phi)), None)
-    stats = base.result.get("p_stats") if base else None
-    if stats and None not in (stats["mean"], stats["sd"], stats["max"], stats["share_p_ge_1"]):
-        def beside(key: str, fmt: str) -> str:
-            return f" (paper {fmt.format(BASELINE_P_STATS[key])})" if paper else ""
-
-        report.p(
-            f"p(W) of the baseline: mean {stats['mean']:.3f}{beside('mean', '{}')}, "
-            f"s.d. {stats['sd']:.3f}{beside('sd', '{}')}, share with p ≥ 1 {stats['share_p_ge_1']:.1%}"
-            f"{beside('share_p_ge_1', '≈ {:.0%}')}, maximum {stats['max']:.2f}{beside('max', '{}')}."
-        )
-
-
-_STRATEGY_NAMES = {"rl": "ε-greedy (rl:R)", "rl-ucb1": "UCB1 (rl-ucb1:R)", "rl-thompson": "Thompson sampling (rl-thompson:R)",
-                   "oracle": "oracle (oracle:R, knows the future)"}
-
-
-def _strategies(report: Report, table: ResultTable, workflows: str) -> None:
-    kinds = [k for k in _STRATEGY_NAMES if table.policies(workflows, k)]
-    if not kinds:
-        return
-    rows = []
-    for phi in table.phis(workflows):
-        for kind in kinds:
-            for policy in table.policies(workflows, kind):
-                run = table.get(workflows, policy, phi)
-                fixed = table.get(workflows, fixed_counterpart(policy), phi)
-                if run is None:
-                    continue
-                rows.append([
-                    f"{phi:g}", policy, _num(run.within()), _num(table.gain_percent(workflows, policy, phi), "{:+.1f} %"),
-                    _num(run.energy_mwh, "{:.2f}"), _num(fixed.energy_mwh if fixed else None, "{:.2f}"),
-                    _num(run.replicas_per_task, "{:.2f}"), _num(run.kwh_per_success(), "{:.3f}"),
-                ])
-    report.h(3, "Learned replica counts" + (" and the oracle bound" if "oracle" in kinds else "") + " — "
-             + ", ".join(_STRATEGY_NAMES[k] for k in kinds))
-    report.table(["P = φ", "policy", "within P", "gain over single", "energy MWh", "fixed:K energy MWh", "replicas/task",
-                  "kWh per workflow within P"], rows)
-
-
-def _fixed(report: Report, table: ResultTable, workflows: str) -> None:
-    """Fixed replica counts in numbers (Figures 3a/3b draw them): energy and
-    replicas do not depend on P, the workflows within P do."""
-    policies = sorted(table.policies(workflows, "fixed"), key=max_replicas)
-    phis = table.phis(workflows)
-    rows = []
-    for policy in policies:
-        runs = [table.get(workflows, policy, phi) for phi in phis]
-        first = next((run for run in runs if run is not None), None)
-        if first is None:
-            continue
-        gains = [_num(table.gain_percent(workflows, policy, phi), "{:+.1f} %") for phi in phis]
-        rows.append([policy, _num(first.energy_mwh, "{:.2f}"), _num(first.replicas_per_task, "{:.2f}"), *gains])
-    if rows:
-        report.h(3, "Fixed replicas — energy, replicas and workflows within P against single")
-        report.table(["policy", "energy MWh", "replicas/task", *[f"P = {phi:g}" for phi in phis]], rows)
-        per = []
-        for policy in ["single", *policies]:
-            values = [(run.kwh_per_success() if (run := table.get(workflows, policy, phi)) else None) for phi in phis]
-            if any(v is not None for v in values):
-                per.append([policy, *[_num(v, "{:.3f}") for v in values]])
-        report.p("Energy per successful workflow, kWh per workflow within P:")
-        report.table(["policy", *[f"P = {phi:g}" for phi in phis]], per)
-
-
-def _rl_against_fixed(report: Report, table: ResultTable, workflows: str, change, what: str) -> None:
-    """The numbers behind Figure 6a or 6b: one row per maximum, one column per P."""
-    phis = table.phis(workflows)
-    rows = []
-    for policy in table.policies(workflows, "rl"):
-        fixed = fixed_counterpart(policy)
-        values = [change(workflows, policy, fixed, phi) for phi in phis]
-        if any(v is not None for v in values):
-            rows.append([str(max_replicas(policy))] + [_num(v, "{:+.1f}") for v in values])
-    if rows:
-        report.p(f"{what}, in % (rl:R against fixed:R at the same maximum R):")
-        report.table(["R"] + [f"P = {phi:g}" for phi in phis], rows)
-
-
-def _fig6a_table(report: Report, table: ResultTable, workflows: str) -> None:
-    _rl_against_fixed(report, table, workflows, table.within_change_percent, "Change in workflows within P")
-    # The paper's caption ("percentage increase in workflows achieving the
-    # contingency") may also mean against no replication: both are shown.
-    phis = table.phis(workflows)
-    rows = []
-    for policy in table.policies(workflows, "rl") + table.policies(workflows, "fixed"):
-        values = [table.gain_percent(workflows, policy, phi) for phi in phis]
-        if any(v is not None for v in values):
-            rows.append([policy] + [_num(v, "{:+.1f}") for v in values])
-    if rows:
-        report.p("Gain in workflows within P over a single replica, in %:")
-        report.table(["policy"] + [f"P = {phi:g}" for phi in phis], rows)
-
-
-def _fig6b_table(report: Report, table: ResultTable, workflows: str) -> None:
-    _rl_against_fixed(report, table, workflows, table.energy_change_percent, "Change in workflow energy")
-
-
-_FIGURE_TABLES = {"fig6a": _fig6a_table, "fig6b": _fig6b_table}

@@ -1,0 +1,238 @@
+"""Operations that combine piecewise functions: sum and difference,
+product, composition and the pointwise minimum.
+
+Each operation works on one merged breakpoint grid: every operand's pieces
+are re-expanded around the grid's points (a Taylor shift of each
+polynomial, :func:`recenter`), after which the result's coefficients are
+array arithmetic over all pieces at once — no per-piece objects. The
+minimum and the composition add breakpoints of their own, where two
+operands cross and where the inner function reaches one of the outer's
+breakpoints.
+
+The operations read :class:`~condor_rlrep.bottlemod.functions.PFunc`
+values and return the fields of the result, ``(x, c, left, end)``, rather
+than a PFunc: the value type wraps them as ``f + g``, ``f * g``,
+``f.compose(g)`` and :func:`~condor_rlrep.bottlemod.functions.minimum`, so
+the imports go one way (functions → combine → polynomial).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Protocol
+
+import numpy as np
+
+from condor_rlrep.bottlemod.polynomial import poly_roots
+
+__all__ = ["Piecewise", "Fields", "recenter", "add", "product", "minimum", "compose"]
+
+Fields = tuple[np.ndarray, np.ndarray, float, float]
+"""A function's ``(x, c, left, end)``, as :class:`~.functions.PFunc` stores them."""
+
+
+class Piecewise(Protocol):
+    """What the operations read of an operand (a :class:`~.functions.PFunc`)."""
+
+    x: np.ndarray
+    c: np.ndarray
+    left: float
+    end: float
+
+    @property
+    def n(self) -> int: ...
+
+    @property
+    def degree(self) -> int: ...
+
+    @property
+    def is_linear(self) -> bool: ...
+
+    def piece_values(self) -> tuple[np.ndarray, np.ndarray]: ...
+
+    def value(self, t: float) -> float: ...
+
+
+def recenter(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
+    """Coefficients (ascending, shape (k+1, m)) of ``f`` re-expanded around the
+    points ``at``, using the piece that holds each point (right-continuous).
+
+    Points outside ``[x0, x_end)`` get the constant extensions.
+    """
+    m = at.size
+    out = np.zeros((k + 1, m))
+    idx = np.searchsorted(f.x, at, side="right") - 1
+    inside = (idx >= 0) & (idx < f.n)
+    out[0] = np.where(idx < 0, f.left, f.end)
+    if f.n and np.any(inside):
+        i = idx[inside]
+        h = at[inside] - f.x[i]
+        d = f.degree
+        asc = f.c[::-1, :][:, i]  # ascending powers
+        # Taylor shift: coefficient j of p(s + h) = sum_{m>=j} C(m, j) a_m h^(m-j)
+        for j in range(d + 1):
+            acc = np.zeros(i.size)
+            for mm in range(d, j - 1, -1):
+                acc = acc * h + math.comb(mm, j) * asc[mm]
+            out[j, inside] = acc
+    return out
+
+
+def _merged_grid(fs: Sequence[Piecewise]) -> np.ndarray:
+    return np.unique(np.concatenate([f.x for f in fs]))
+
+
+def _from_asc(grid: np.ndarray, asc: np.ndarray, left: float, end: float) -> Fields:
+    if grid.size == 1:
+        return grid, np.zeros((1, 0)), left, end
+    return grid, np.ascontiguousarray(asc[::-1, :-1]), left, end
+
+
+def add(f: Piecewise, g: Piecewise, sign: float) -> Fields:
+    """``f + sign * g`` (``sign`` ±1: a sum or a difference)."""
+    grid = _merged_grid([f, g])
+    k = max(f.degree, g.degree)
+    asc = recenter(f, grid, k) + sign * recenter(g, grid, k)
+    return _from_asc(grid, asc, f.left + sign * g.left, f.end + sign * g.end)
+
+
+def product(f: Piecewise, g: Piecewise) -> Fields:
+    """``f * g``, of degree ``f.degree + g.degree``."""
+    grid = _merged_grid([f, g])
+    a, b = recenter(f, grid, f.degree), recenter(g, grid, g.degree)
+    asc = np.zeros((f.degree + g.degree + 1, grid.size))
+    for i in range(a.shape[0]):
+        for j in range(b.shape[0]):
+            asc[i + j] += a[i] * b[j]
+    return _from_asc(grid, asc, f.left * g.left, f.end * g.end)
+
+
+def minimum(fs: Sequence[Piecewise]) -> tuple[Fields, np.ndarray]:
+    """Pointwise minimum of two or more functions and the index of the
+    minimal one, as :func:`~condor_rlrep.bottlemod.functions.minimum` says."""
+    grid = _merged_grid(fs)
+    k = max(f.degree for f in fs)
+    # Split every merged interval at the crossings of any two functions.
+    cuts: list[np.ndarray] = [grid]
+    if grid.size > 1:
+        h = np.diff(grid)
+        cs = [recenter(f, grid[:-1], k) for f in fs]
+        for a in range(len(fs)):
+            for b in range(a + 1, len(fs)):
+                diff = cs[a] - cs[b]
+                cuts.append(_interior_roots(diff, grid[:-1], h))
+    grid = np.unique(np.concatenate(cuts))
+    vals = np.array([recenter(f, grid, k) for f in fs])  # (F, k+1, m)
+    if grid.size > 1:
+        # Decide the argmin at each sub-interval's midpoint (no crossing inside).
+        mid = 0.5 * np.diff(grid)
+        mv = np.zeros((len(fs), grid.size - 1))
+        for j in range(k, -1, -1):
+            mv = mv * mid + vals[:, j, :-1]
+        arg = np.argmin(mv, axis=0)
+    else:
+        arg = np.zeros(0, dtype=np.intp)
+    asc = vals[np.append(arg, 0), :, np.arange(grid.size)].T
+    lefts = [f.left for f in fs]
+    ends = [f.end for f in fs]
+    il, ie = int(np.argmin(lefts)), int(np.argmin(ends))
+    return _from_asc(grid, asc, lefts[il], ends[ie]), np.concatenate([[il], arg, [ie]]).astype(np.intp)
+
+
+def _interior_roots(asc: np.ndarray, x0: np.ndarray, h: np.ndarray) -> np.ndarray:
+    """Roots strictly inside ``(x0, x0 + h)`` of per-interval polynomials."""
+    k = asc.shape[0] - 1
+    if k == 0:
+        return np.empty(0)
+    out: list[np.ndarray] = []
+    if k == 1 or not np.any(asc[2:]):
+        a0, a1 = asc[0], asc[1]
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            r = -a0 / a1
+        ok = (a1 != 0) & (r > 0) & (r < h)
+        out.append(x0[ok] + r[ok])
+    else:
+        for i in range(x0.size):
+            for r in poly_roots(list(asc[:, i])):
+                if 0.0 < r < h[i]:
+                    out.append(np.array([x0[i] + r]))
+    return np.concatenate(out) if out else np.empty(0)
+
+
+def compose(outer: Piecewise, inner: Piecewise) -> Fields:
+    """``outer ∘ inner`` for a non-decreasing ``inner``, as :meth:`~.functions.PFunc.compose` says."""
+    ko, ki = outer.degree, inner.degree
+    k = ko * ki if ko and ki else 0
+    if inner.n == 0:
+        if inner.left == inner.end:
+            value = float(outer.value(inner.end))
+            return np.array([float(inner.x[0])]), np.zeros((1, 0)), value, value
+        return inner.x, np.zeros((1, 0)), outer.value(inner.left), outer.value(inner.end)
+    # Times at which inner reaches each of outer's breakpoints, piece by piece.
+    start, stop = inner.piece_values()
+    h = np.diff(inner.x)
+    ob = outer.x
+    extra: list[float] = []
+    if inner.is_linear:
+        # Vectorised: breakpoint values strictly inside each piece's value range.
+        lo_i = np.searchsorted(ob, start, side="right")
+        hi_i = np.searchsorted(ob, stop, side="left")
+        cnt = np.maximum(hi_i - lo_i, 0)
+        if cnt.sum():
+            piece = np.repeat(np.arange(inner.n), cnt)
+            offs = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+            v = ob[lo_i[piece] + offs]
+            slope = inner.c[0, piece]
+            extra_arr = inner.x[piece] + (v - start[piece]) / slope
+            extra = extra_arr.tolist()
+    else:
+        for i in range(inner.n):
+            a = int(np.searchsorted(ob, start[i], side="right"))
+            b = int(np.searchsorted(ob, stop[i], side="left"))
+            for j in range(a, b):
+                coefs = list(inner.c[::-1, i])
+                coefs[0] -= ob[j]
+                rs = [r for r in poly_roots(coefs) if 0.0 < r < h[i]]
+                if rs:
+                    extra.append(float(inner.x[i] + min(rs)))
+    grid = np.unique(np.concatenate([inner.x, np.asarray(extra, dtype=float)])) if extra else inner.x
+    ia = recenter(inner, grid[:-1], ki)  # inner around each sub-piece start (ascending)
+    # The outer piece of a sub-piece is found from inner's value at the
+    # sub-piece's midpoint: strictly between two outer breakpoints unless inner
+    # is flat there, and then right-continuity picks the right piece.  (Using
+    # the start value would misplace sub-pieces whose computed start lands a
+    # rounding error below the breakpoint.)
+    hm = 0.5 * np.diff(grid)
+    um = np.zeros(grid.size - 1)
+    for j in range(ki, -1, -1):
+        um = um * hm + ia[j]
+    oi = np.searchsorted(ob, um, side="right") - 1
+    asc = np.zeros((k + 1, grid.size))
+    inside = (oi >= 0) & (oi < outer.n)
+    asc[0, :-1] = np.where(oi < 0, outer.left, outer.end)
+    if np.any(inside):
+        sel = np.flatnonzero(inside)
+        oc = outer.c[::-1, :][:, oi[sel]]  # outer ascending coefs
+        # local inner value relative to outer breakpoint: u(s) = ia(s) - ob[oi]
+        u = ia[:, sel].copy()
+        u[0] -= ob[oi[sel]]
+        # Horner in polynomial space: res = sum_m oc[m] * u^m
+        res = np.zeros((k + 1, sel.size))
+        res[0] = oc[ko]
+        for m in range(ko - 1, -1, -1):
+            res = _polymul_trunc(res, u, k)
+            res[0] += oc[m]
+        asc[:, sel] = res
+    return _from_asc(grid, asc, outer.value(inner.left), outer.value(inner.end))
+
+
+def _polymul_trunc(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
+    out = np.zeros((k + 1, a.shape[1]))
+    for i in range(a.shape[0]):
+        if not np.any(a[i]):
+            continue
+        for j in range(b.shape[0]):
+            if i + j <= k:
+                out[i + j] += a[i] * b[j]
+    return out

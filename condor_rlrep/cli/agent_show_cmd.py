@@ -1,0 +1,116 @@
+"""``condor-rlrep agent show``: what the agent has learnt — the best
+replica count and its estimate per hour of day and φ′ bin (as text, JSON or
+a heatmap), or, with ``--model``, the model:R policy's survival model and
+the replica count it would choose.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import click
+
+from condor_rlrep.agent.policy_map import plot_policy, policy_cells
+from condor_rlrep.cli.agent_options import store_option, store_path_of
+from condor_rlrep.cli.options import emit_json, json_option
+from condor_rlrep.cli.params import FiniteFloat, Seconds
+from condor_rlrep.store import backends
+
+__all__ = ["show"]
+
+
+@click.command()
+@store_option
+@json_option("Print the policy as one JSON object.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Write a heatmap PNG of the policy.")
+@click.option("--model", "model_spec", default=None, metavar="model:R[,target=T,hi=H]",
+              help="Show the survival model of the model:R policy instead: its eviction rate per hour of the week.")
+@click.option("--phi-prime", type=FiniteFloat(), default=None,
+              help="With --model: also say how many replicas a task of this φ′ gets, and why.")
+@click.option("--estimate", type=Seconds(), default=None,
+              help="With --phi-prime: the task's estimate (seconds, or with a s/m/h/d suffix).")
+@click.option("--time", "timestamp", type=FiniteFloat(), default=None,
+              help="With --phi-prime: POSIX time of the submission [default: now].")
+def show(store_path: str | None, as_json: bool, plot: str | None, model_spec: str | None,
+         phi_prime: float | None, estimate: float | None, timestamp: float | None) -> None:
+    """Show the learned policy: best replica count and estimate per hour x phi' bin
+    (with --model: the model:R policy's survival model and its choice)."""
+    if model_spec is not None:
+        _show_model(store_path, model_spec, phi_prime, estimate, timestamp, as_json)
+        return
+    if phi_prime is not None or estimate is not None or timestamp is not None:
+        raise click.UsageError("--phi-prime, --estimate and --time go with --model")
+    with backends.open_store(store_path_of(store_path)) as store:
+        learned = store.load_agent(rng=0)
+    cells = policy_cells(learned)
+    labels = learned.space.bin_labels()
+    if plot:
+        plot_policy(plot, cells, labels, learned.config.max_replicas)
+    if as_json:
+        emit_json({"bins": labels, "timezone": learned.config.timezone, "hours": cells})
+        return
+    click.echo("best replica count (estimate) per hour (rows) and phi' bin (columns); '.' = no rewards yet")
+    width = 11
+    click.echo("hour " + "".join(label.rjust(width) for label in labels))
+    for hour, row in enumerate(cells):
+        text = "".join(
+            (f"{c['replicas']} ({c['estimate']:+.2f})" if c["rewards"] else ".").rjust(width) for c in row
+        )
+        click.echo(f"{hour:>4} {text}")
+
+
+def _show_model(store_path: str | None, spec_text: str, phi_prime: float | None, estimate: float | None,
+                timestamp: float | None, as_json: bool) -> None:
+    from condor_rlrep.agent.state import StateSpace
+    from condor_rlrep.survival.model import SurvivalModel, choose_replicas, hourly_rates, parse_model_spec
+
+    try:
+        spec = parse_model_spec(spec_text)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--model") from None
+    if spec is None:
+        raise click.BadParameter(f"{spec_text!r} is not model:R[,target=T,hi=H]", param_hint="--model")
+    if (phi_prime is None) != (estimate is None):
+        raise click.UsageError("--phi-prime and --estimate go together")
+    with backends.open_store(store_path_of(store_path)) as store:
+        config, cells = store.config, store.survival_cells()
+    model = SurvivalModel.from_cells(cells)
+    rows = hourly_rates(model)
+    document: dict[str, Any] = {"policy": spec.spec, "timezone": config.timezone, "cells": len(cells),
+                                "idle_bucket_edges_s": list(model.edges), "hours": rows}
+    if phi_prime is not None and estimate is not None:
+        when = time.time() if timestamp is None else timestamp
+        hour = StateSpace.from_config(config).hour_of_week(when)
+        choice = choose_replicas(model, hour, phi_prime, estimate, [None] * spec.max_replicas,
+                                 target=spec.target, hi=spec.hi)
+        document["choice"] = {"time": when, "hour_of_week": hour, "phi_prime": phi_prime, "estimate": estimate,
+                              "replicas": choice.replicas, "reason": choice.reason,
+                              "survival": choice.survivals[0] if choice.survivals else None,
+                              "p_success": choice.success if choice.survivals else None}
+    if as_json:
+        emit_json(document)
+        return
+    week_exposure, week_evictions = model.week_totals()
+    click.echo(f"survival model of {spec.spec} ({config.timezone}): {week_evictions:.0f} eviction(s) in "
+               f"{week_exposure / 3600:.1f} h of runs; rate = evictions per hour of run, shrunk toward the week's")
+    click.echo("day hour  rate/h  runs(h)  evictions")
+    days = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
+    for row in rows:
+        hour = row["hour_of_week"]
+        click.echo(f"{days[hour // 24]} {hour % 24:>4} {row['rate_per_hour']:>7.4f} {row['exposure_s'] / 3600:>8.2f}"
+                   f" {row['evictions']:>10.0f}")
+    choice_doc = document.get("choice")
+    if choice_doc is not None:
+        why = {
+            "late": "φ′ < 0: the task is late already, no replica count brings it back",
+            "slack": f"φ′ >= hi = {spec.hi:g}: the slack fits a rerun",
+            "target": f"the fewest replicas whose chance that one survives reaches {spec.target:g}",
+            "capped": f"even {spec.max_replicas} replicas fall short of {spec.target:g}",
+        }.get(choice_doc["reason"], choice_doc["reason"])
+        line = (f"φ′ = {phi_prime:g}, e = {estimate:g} s at {days[choice_doc['hour_of_week'] // 24]} "
+                f"{choice_doc['hour_of_week'] % 24:02d}h: {choice_doc['replicas']} replica(s) — {why}")
+        if choice_doc["survival"] is not None:
+            line += (f" (one survives with p = {choice_doc['survival']:.3f}; "
+                     f"P(some replica survives) = {choice_doc['p_success']:.3f})")
+        click.echo(line)
