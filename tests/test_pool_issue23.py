@@ -54,7 +54,6 @@ BOGUS = {
 }
 
 
-@xfail(1, "a node whose submission fails succeeds instrumented (POST fails open on $SUCCESS True)")
 def test_item1_a_node_whose_submit_fails_fails_the_dag(pool: Pool) -> None:
     plain, inst = twins(pool, "issue23-bogus", BOGUS)
     store = inst / "agent.sqlite"
@@ -71,8 +70,6 @@ MULTI = {
 }
 
 
-@xfail(1, "under DAGMAN_PROHIBIT_MULTI_JOBS every replicated submission is refused and the DAG 'succeeds' "
-          "without running a job")
 def test_item1_prohibit_multi_jobs_runs_the_job_or_is_refused(pool: Pool) -> None:
     plain, inst = twins(pool, "issue23-multi", MULTI)
     pool.submit_dag(plain / "w.dag")

@@ -32,6 +32,13 @@ from condor_rlrep.hooks.verdict import attempt_state, node_history, note_dag_cha
 
 __all__ = ["run_post"]
 
+SUBMIT_FAILED = -1001
+"""DAGMan's ``$RETURN`` when the node's submission failed: no job ran."""
+
+
+class _NoJobRan(Exception):
+    """The node's submission failed: its verdict is a failure, not a fail-open guess."""
+
 
 def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -> int:
     """Run the POST hook with DAGMan's argv (without the program name); the exit status."""
@@ -45,6 +52,12 @@ def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -
 
     settings = state = history = None
     try:
+        if return_code == SUBMIT_FAILED:
+            # No job ran, so there is no log to read and no success to find
+            # in it: "no job ran" is not "the log cannot be read". Without
+            # condor-rlrep (no POST) DAGMan fails the node, whatever $SUCCESS
+            # says (25.14 passes True here).
+            raise _NoJobRan(f"no job ran: DAGMan's submission of the node failed ($RETURN {return_code})")
         if context is None or node is None:
             raise ValueError("hook argv lacks --ctx or --node/$JOB")
         from condor_rlrep.rundir.layout import HookSettings
@@ -62,6 +75,8 @@ def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -
                 note_dag_change(context, settings, state, notes)
             history = node_history(settings, node, args, notes, int((state or {}).get("log_offset", 0) or 0))
             code, why = verdict(history, state, return_code, success_flag)
+    except _NoJobRan as err:
+        code, why = 1, str(err)
     except Exception as err:
         log_success = history.succeeded if history is not None else None
         code, source = fallback_post_code(log_success, return_code, success_flag)

@@ -33,6 +33,7 @@ __all__ = [
     "choose_tolerance",
     "refuse_instrumented",
     "refuse_blanks",
+    "refuse_prohibited_multi_jobs",
     "check_estimates",
     "run_warnings",
 ]
@@ -104,6 +105,36 @@ def refuse_instrumented(workflow: Workflow, src: str) -> None:
             where = f"; its source is {source}: instrument that one" if source else ": instrument the DAG it was made from"
             raise DagError(f"this DAG was written by condor-rlrep instrument (node {node.name} runs "
                            f"{ours[0] if ours else ('the reaper' if node.kind == 'SERVICE' else 'its submit file ' + submit)}){where}", path=src, line=node.source_line)
+
+
+def refuse_prohibited_multi_jobs(workflow: Workflow, src_dir: str, replicas: int, environ: dict[str, str]) -> None:
+    """Replicas are the procs of one cluster, which ``DAGMAN_PROHIBIT_MULTI_JOBS``
+    forbids: DAGMan would refuse every replicated submission (a submit
+    failure for each node). Refused when the DAG's CONFIG (or the
+    environment instrument runs in) sets it and a node may get two replicas."""
+    import re
+
+    if replicas <= 1:
+        return
+    where, value = None, environ.get("_CONDOR_DAGMAN_PROHIBIT_MULTI_JOBS")
+    if value is not None:
+        where = "the environment (_CONDOR_DAGMAN_PROHIBIT_MULTI_JOBS)"
+    if workflow.config:
+        path = os.path.join(src_dir, workflow.config)
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError as err:
+            raise InputError(f"CONFIG file cannot be read: {err.strerror or err}", path=path) from err
+        for number, line in enumerate(text.splitlines(), 1):
+            found = re.match(r"\s*DAGMAN_PROHIBIT_MULTI_JOBS\s*=\s*(.*?)\s*$", line, re.I)
+            if found:  # the last assignment counts, as in any HTCondor config file
+                where, value = f"{path}:{number}", found.group(1)
+    if value is not None and value.lower() in ("true", "t", "yes", "y", "1"):
+        raise InputError(f"DAGMAN_PROHIBIT_MULTI_JOBS = {value} ({where}): condor-rlrep runs a node's replicas as "
+                         "the procs of one cluster, which that setting forbids, so DAGMan would refuse every "
+                         "replicated submission. Drop the setting for this DAG, or run one replica a node "
+                         "(--policy fixed:1 or --max-replicas 1)")
 
 
 def refuse_blanks(paths: Iterable[str]) -> None:

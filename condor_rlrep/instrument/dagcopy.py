@@ -18,6 +18,7 @@ from condor_rlrep.errors import InputError
 from condor_rlrep.instrument.agentstore import prepare_store
 from condor_rlrep.instrument.checks import (
     DAGID_SINCE, check_estimates, choose_tolerance, dagman_version, has_blank, refuse_blanks, refuse_instrumented,
+    refuse_prohibited_multi_jobs,
     run_warnings,
 )
 from condor_rlrep.instrument.nodefiles import (
@@ -87,6 +88,8 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     workflow = read_dag(src)
     refuse_instrumented(workflow, src)
     src_dir = os.path.dirname(src)
+    refuse_prohibited_multi_jobs(workflow, src_dir, int(fixed if fixed is not None else opts.max_replicas),
+                                 dict(opts.environ) if opts.environ is not None else dict(os.environ))
     context = context_dir_for(dst)
     refuse_blanks((context, *hooks.values()))
     estimates_path = os.path.abspath(opts.estimates) if opts.estimates else None
