@@ -49,22 +49,13 @@ FIXTURES = Path(__file__).resolve().parent / "data" / "compat" / "htcondor"
 DAGS = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.rglob("*.dag"))
 WORKERS = 3
 
-ITEM3_REJECT = "issue 23 item 3: a REJECT line is accepted (DAGMan refuses the DAG; the copy stays unrunnable)"
-ITEM3_JOB_DAG = ("issue 23 item 3: 'JOB NodeB x.dag.condor.sub' (a nested DAG by JOB, which DAGMan prohibits) "
-                 "is rewritten into a copy DAGMan accepts")
 SPLICE_PATHS = ("issue 23 compat suite: a SPLICE file named inside a splice without DIR is relative to DAGMan's working "
                 "directory, not to the naming file's (dag/parser.py resolves it against the file's directory)")
 
 KNOWN_INSTRUMENT = {
-    "job_dagman_reject-0.dag": ITEM3_REJECT,  # the REJECT is in its splice job_dagman_reject-1.dag
-    "job_dagman_reject-1.dag": ITEM3_REJECT,
-    "job_dagman_gt4727-upper.dag": ITEM3_JOB_DAG,
     "job_dagman_splice-N.dag": SPLICE_PATHS,
 }
 KNOWN_INSPECT = {
-    "job_dagman_reject-0.dag": ITEM3_REJECT,
-    "job_dagman_reject-1.dag": ITEM3_REJECT,
-    "job_dagman_gt4727-upper.dag": ITEM3_JOB_DAG,
     "job_dagman_splice-N.dag": SPLICE_PATHS,
 }
 CYCLES = {"job_dagman_cycle-A.dag", "job_dagman_final-H.dag"}

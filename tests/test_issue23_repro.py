@@ -113,7 +113,6 @@ def test_item1_prohibit_multi_jobs_is_refused_or_respected(tmp_path: Path) -> No
 # -- item 3: refuse what DAGMan refuses, with its reason and the line -------
 
 @pytest.mark.parametrize("command", ["instrument", "inspect"])
-@xfail(3, "a REJECT line is accepted silently")
 def test_item3_reject_is_refused(tmp_path: Path, command: str) -> None:
     (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
     (tmp_path / "w.dag").write_text('JOB A a.sub\nVARS A rlrep_estimate="60"\nREJECT\n')
@@ -124,7 +123,6 @@ def test_item3_reject_is_refused(tmp_path: Path, command: str) -> None:
 
 
 @pytest.mark.parametrize("command", ["instrument", "inspect"])
-@xfail(3, "'JOB X y.dag.condor.sub' (prohibited by DAGMan) is taken as a node")
 def test_item3_nested_dag_by_job_is_refused(tmp_path: Path, command: str) -> None:
     (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
     (tmp_path / "inner.dag").write_text("JOB I a.sub\n")

@@ -96,8 +96,8 @@ def bulk_jobs(p: ParseState, scope: Scope, run: list[str], path: str | None, lin
     """Define the nodes of a run of ``JOB name file`` lines (top scope), as the
     line-by-line fast path would."""
     blob = plain_blob(run)
-    if blob is None or "+" in blob or " {" in blob or " @" in blob:
-        return False
+    if blob is None or "+" in blob or " {" in blob or " @" in blob or ".condor.sub" in blob:
+        return False  # the line-by-line path has the checks these need
     k = len(run)
     words = blob.split()
     # k "JOB" words, all at the start of a 3-word group: every line is JOB name file

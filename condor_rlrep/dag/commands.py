@@ -382,7 +382,10 @@ def _cmd_jobstate_log(p: ParseState, scope: Scope, kw: str, line: str, path: str
 def _cmd_reject(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     _no_more(p, kw, raws, 1, path, lineno)
-    p.wf.reject = True
+    # DAGMan parses the DAG and then exits without running it (also for a
+    # REJECT in an INCLUDEd or spliced file): nothing to inspect or run.
+    raise DagError("REJECT: DAGMan refuses to run a DAG that holds a REJECT line (remove it to run the DAG)",
+                   path=path, line=lineno)
 
 
 def _cmd_pin(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:

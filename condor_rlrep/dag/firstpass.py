@@ -224,6 +224,7 @@ class Parser(ParseState):
                         and line.isascii() and name.isprintable() and parts[2][0] not in "{@"
                         and name.upper() not in RESERVED_NAMES
                         and name not in scope.splices and name not in self.wf.submit_descriptions
+                        and not parts[2].endswith(".condor.sub")  # refused by node()
                     ):
                         pos = index[name] = len(nodes)
                         linkable[name] = (name, pos)
@@ -287,6 +288,13 @@ class Parser(ParseState):
         if len(raws) <= i + 1:
             raise self.syntax(kw, f"no submit description given for node '{name}'", path, lineno)
         desc = texts[i + 1]
+        if kw not in ("SUBDAG", "FINAL") and desc.endswith(".condor.sub"):
+            # DAGMan takes such a file for a nested DAG's and refuses it
+            # (a FINAL node may name one); a nested DAG is a SUBDAG node.
+            dag = desc[: -len(".condor.sub")]
+            raise DagError(f"{kw} {name} {desc}: the use of the JOB keyword for nested DAGs is prohibited (DAGMan "
+                           f"refuses a submit file ending in .condor.sub); write SUBDAG EXTERNAL {name} {dag}",
+                           path=path, line=lineno)
         inline = None
         submit: str | None = desc
         if kw != "SUBDAG" and (desc.startswith("{") or desc.startswith("@=")):
