@@ -172,7 +172,7 @@ def workflows(draw):
         wf.node_status_min_seconds = draw(st.none() | st.integers(0, 600))
         wf.node_status_always_update = draw(st.booleans())
     wf.jobstate_log = draw(st.none() | files)
-    wf.reject = draw(st.booleans())
+    # no wf.reject: the parser refuses a REJECT line as DAGMan does (issue 23 item 3)
     return wf
 
 
