@@ -176,7 +176,6 @@ def test_item4_status_files_are_the_ones_dagman_would_write(tmp_path: Path) -> N
 # -- item 8: DONE nodes are not on the critical path ------------------------
 
 @pytest.mark.parametrize("done", ["JOB A a.sub DONE\n", "JOB A a.sub\nDONE A\n"])
-@xfail(8, "CR(W) counts DONE nodes, which will not run")
 def test_item8_done_nodes_do_not_count_towards_cr(tmp_path: Path, done: str) -> None:
     (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
     (tmp_path / "w.dag").write_text(done + 'JOB B a.sub\nPARENT A CHILD B\n'

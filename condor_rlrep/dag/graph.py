@@ -3,9 +3,10 @@
 
 Which nodes belong to the graph (:data:`DEPENDENCY_KINDS`):
 
-* ``JOB`` and ``SUBDAG`` nodes, NOOP and DONE ones included: a DONE node
-  (rescue DAG) still counts towards CR(W), so that a rerun keeps the
-  deadline of the original run (s(W) is kept across reruns too);
+* ``JOB`` and ``SUBDAG`` nodes, NOOP and DONE ones included; a node the DAG
+  file marks DONE (``JOB … DONE`` or ``DONE node``) has estimate 0, whatever
+  its own: DAGMan will not run it, so it lies on no path that takes time and
+  does not lengthen CR(W) (issue 23 item 8);
 * ``SERVICE`` and ``PROVISIONER`` nodes run beside the workflow, not in it;
 * the ``FINAL`` node is left out: DAGMan runs it whatever happens (also after
   a failure or ``condor_rm``), so no replication decision acts on it, and
@@ -228,11 +229,15 @@ def dependency_graph(workflow: Workflow, estimates: Mapping[str, float]) -> Depe
     clash = VIRTUAL_NODES.intersection(workflow.nodes)
     if clash:
         raise DagError(f"node name {sorted(clash)[0]!r} is reserved for condor-rlrep's virtual nodes", path=path)
-    names = [node.name for node in dependency_nodes(workflow)]
+    nodes = dependency_nodes(workflow)
+    names = [node.name for node in nodes]
     try:
         values = checked_estimates(names, [estimates[name] for name in names], path)
     except KeyError:
         raise missing_estimates_error([name for name in names if name not in estimates], path) from None
+    done = [i for i, node in enumerate(nodes) if node.done]
+    if done:
+        values[done] = 0.0  # DAGMan will not run it: it takes no time
 
     count = len(names)
     ends = _edge_endpoints(workflow, names)
