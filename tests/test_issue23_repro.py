@@ -188,7 +188,6 @@ def test_item8_done_nodes_do_not_count_towards_cr(tmp_path: Path, done: str) -> 
 # -- item 9: inline descriptions need no queue statement --------------------
 
 @pytest.mark.parametrize("form", ["inline", "submit-description"])
-@xfail(9, "an inline or SUBMIT-DESCRIPTION body without 'queue' is never replicated")
 def test_item9_inline_descriptions_are_replicated(tmp_path: Path, form: str) -> None:
     body = "executable = /bin/true\nrequest_memory = 32MB\n"
     if form == "inline":

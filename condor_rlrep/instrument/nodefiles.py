@@ -38,12 +38,24 @@ __all__ = [
 def original_description(workflow: Workflow, node: Node, node_dir: str, body_path: str) -> tuple[str, str | None]:
     """Path PRE reads the user's description from, and a body to write there first."""
     if node.inline_submit is not None:
-        return body_path, node.inline_submit.rstrip("\n") + "\n"
+        return body_path, _queued(node.inline_submit)
     if node.submit in workflow.submit_descriptions:
-        return body_path, workflow.submit_descriptions[str(node.submit)].rstrip("\n") + "\n"
+        return body_path, _queued(workflow.submit_descriptions[str(node.submit)])
     if node.submit is None:
         raise DagError(f"node {node.name} has no submit description", path=workflow.source_path, line=node.source_line)
     return os.path.join(node_dir, node.submit), None
+
+
+def _queued(body: str) -> str:
+    """An inline or SUBMIT-DESCRIPTION body as a submit file: DAGMan queues
+    one job of a body without a ``queue`` statement, which a file needs said
+    (``queue``), so that it is replicated like any single-job description."""
+    from condor_rlrep.condor.submit import find_queue
+
+    body = body.rstrip("\n") + "\n"
+    if find_queue(body).kind == "none" and not body.rstrip().endswith("\\"):
+        body += "queue\n"
+    return body
 
 
 def vars_of(node: Node) -> dict[str, str]:
