@@ -103,8 +103,11 @@ def test_montage_25_export_round_trips(tmp_path):
         description = submit_of(tmp_path / node.submit)
         assert description["universe"] == "vanilla"
         assert description["executable"] == STANDIN_SCRIPT
-        seconds, node_name, program = re.findall(r"'([^']*)'", description["arguments"])
+        # the sleep time is the node's VARS rlrep_estimate (DAGMan finds it used), its value the default
+        assert description["arguments"].startswith(f"\"'$(rlrep_estimate:{node.var(ESTIMATE_MACRO)})'")
+        seconds, node_name, program = re.findall(r"'([^']*)'", description.expand("arguments"))
         assert (float(seconds), node_name, program) == (float(jobs[name]["runtime"]), name, jobs[name]["name"])
+        assert description["should_transfer_files"] == "YES"
         assert description["request_cpus"] == "1"
         assert {description[k] for k in ("log", "output", "error")} == {
             f"logs/{name}.log",
@@ -179,6 +182,7 @@ def test_real_executable_is_used_unscaled(tmp_path):
     assert description["arguments"] == "\"'hi there'\""
     assert description["request_cpus"] == "3"
     assert simple_dag(dag_path.read_text())[2]["a"][ESTIMATE_MACRO] == "5"
+    assert description.expand("My.RlrepEstimate") == "5"  # the VARS is used: DAGMan does not warn
     assert not (out / STANDIN_SCRIPT).exists()
 
 
@@ -217,7 +221,7 @@ def test_executable_override_for_every_task(tmp_path):
         description = submit_of(out / f"{name}.sub")
         assert description["executable"] == str(wrapper.resolve())
         expected = "0" if node.runtime is None else f"{node.runtime * 2:g}"
-        assert re.findall(r"'([^']*)'", description["arguments"])[:2] == [expected, name]
+        assert re.findall(r"'([^']*)'", description.expand("arguments"))[:2] == [expected, name]
     assert not (out / STANDIN_SCRIPT).exists()
 
 

@@ -346,7 +346,6 @@ def test_item14_status_of_a_fixed_run_needs_no_store(tmp_path: Path, command: st
 
 # -- item 18: export ---------------------------------------------------------
 
-@xfail(18, "export reports '0 with estimates' for a DAG while it writes a VARS rlrep_estimate line per task")
 def test_item18_export_counts_the_estimates_it_writes(tmp_path: Path) -> None:
     done = rlrep("export", str(REPO / "examples" / "figure1" / "figure1.dag"), "-o", str(tmp_path / "out"),
                  cwd=tmp_path)
@@ -356,7 +355,6 @@ def test_item18_export_counts_the_estimates_it_writes(tmp_path: Path) -> None:
     assert f"{written} with estimates" in done.stdout, done.stdout
 
 
-@xfail(18, "export writes should_transfer_files = IF_NEEDED, and instrument warns about its own example")
 def test_item18_exported_dag_instruments_without_warnings(tmp_path: Path) -> None:
     done = rlrep("export", str(REPO / "tests" / "data" / "diamond-3.6.dax"), "-o", str(tmp_path / "out"), cwd=tmp_path)
     assert done.returncode == 0, done.stderr

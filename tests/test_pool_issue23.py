@@ -128,8 +128,6 @@ def test_item4_the_copy_writes_the_users_status_files(pool: Pool) -> None:
 
 # -- item 18 -----------------------------------------------------------------
 
-@xfail(18, "export hard-codes the sleep time in each submit file, so the VARS rlrep_estimate it writes is unused "
-           "(DAGMan warns once per node)")
 def test_item18_exported_submit_files_use_their_estimate(pool: Pool) -> None:
     out = pool.workdir("issue23-export")
     shutil.copy(REPO / "tests" / "data" / "diamond-3.6.dax", out / "diamond.dax")

@@ -39,7 +39,11 @@ def export(file: Path, out: Path, time_scale: float, executable: Path | None, na
     dag = export_dagman(
         workflow, out, name=name, executable=executable, time_scale=time_scale, request_cpus=request_cpus
     )
-    with_estimate = sum(node.runtime is not None for node in workflow.nodes.values())
+    from condor_rlrep.dag.parser import read_dag
+    from condor_rlrep.dag.model import ESTIMATE_MACRO
+
+    # what the written DAG holds: a DAG's own VARS rlrep_estimate lines count too
+    with_estimate = sum(node.var(ESTIMATE_MACRO) is not None for node in read_dag(dag).nodes.values())
     if as_json:
         emit_json({"dag": str(dag), "nodes": len(workflow.nodes), "edges": len(workflow.edges),
                    "joins": len(workflow.joins), "with_estimates": with_estimate,

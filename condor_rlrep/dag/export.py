@@ -27,6 +27,12 @@ How a task is run:
   ``PROGRAM ARG...`` is the task's own command, for wrappers that want it;
   ``rlrep_estimate`` = runtime × ``time_scale``, i.e. what will actually run.
 
+The submit file takes its estimate from the node's VARS (the stand-in's
+``SECONDS`` is ``$(rlrep_estimate:SECONDS)``, a real executable's job ad
+gets ``RlrepEstimate``), so that DAGMan finds no unused VARS macro; tasks
+run with ``should_transfer_files = YES``, each replica of a node in its own
+scratch directory.
+
 Nodes read from a DAG keep their own submit description; their ``DIR`` is
 made absolute (the original DAG's directory) so that relative submit files and
 scripts still resolve. ``SUBDAG`` nodes (DAX ``<dag>``/``<dax>`` jobs, DAG
@@ -208,8 +214,17 @@ class _Exporter:
             argv = [_seconds(seconds), new.name, *program]
             estimate = None if runtime is None else seconds
             standin = self.override is None
+        arguments = submit_arguments(argv)
+        used = []  # DAGMan warns about a VARS macro that the submit file does not use
         if estimate is not None and new.var(ESTIMATE_MACRO) is None:
             new.vars.append(VarAssignment(ESTIMATE_MACRO, _seconds(estimate)))
+            # the estimate is the node's VARS; the submit file takes it from
+            # there (the default after ':' when submitted without DAGMan)
+            macro = f"$({ESTIMATE_MACRO}:{_seconds(estimate)})"
+            if real is None or self.override is not None:  # the sleep time is the estimate
+                arguments = f'"\'{macro}\'' + arguments[len(f'"\'{_seconds(estimate)}\''):]
+            else:
+                used.append(f"My.RlrepEstimate = {macro}")
         new.submit = f"{new.name}.sub"
         lines = [
             f"# condor-rlrep export: task {node.name!r}"
@@ -217,13 +232,16 @@ class _Exporter:
             + (f" of {source}" if source else ""),
             "universe = vanilla",
             f"executable = {exe.replace('$', '$(DOLLAR)')}",
-            f"arguments = {submit_arguments(argv)}",
+            f"arguments = {arguments}",
+            *used,
             f"log = {LOG_DIR}/{new.name}.log",
             f"output = {LOG_DIR}/{new.name}.out",
             f"error = {LOG_DIR}/{new.name}.err",
             f"request_cpus = {node.cpus or self.request_cpus}",
             *_resource_lines(node, source.parent if source else None),
-            "should_transfer_files = IF_NEEDED",
+            # each replica in its own scratch directory: replicas of one node
+            # never write the same file (instrument warns about in-place ones)
+            "should_transfer_files = YES",
             "when_to_transfer_output = ON_EXIT",
             "queue",
         ]
