@@ -110,6 +110,29 @@ def test_item1_prohibit_multi_jobs_is_refused_or_respected(tmp_path: Path) -> No
         assert done.returncode == 2 and "PROHIBIT_MULTI_JOBS" in done.stderr, done.stderr
 
 
+def test_item1_prohibit_multi_jobs_caps_an_agent_run_at_one_replica(tmp_path: Path) -> None:
+    """An agent policy adapts (one replica a node, said so); fixed:2 is refused (above)."""
+    (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")
+    (tmp_path / "multi.config").write_text("# HTCondor's own test DAGs set it so\nDAGMAN_PROHIBIT_MULTI_JOBS = true\n")
+    (tmp_path / "w.dag").write_text('CONFIG multi.config\nJOB A a.sub\nVARS A rlrep_estimate="60"\n')
+    done = rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--store", str(tmp_path / "agent.sqlite"),
+                 cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "DAGMAN_PROHIBIT_MULTI_JOBS = true" in done.stderr and "multi.config:2" in done.stderr, done.stderr
+    settings = json.loads((tmp_path / "run" / "w.rlrep.dag.rlrep" / "hooks.json").read_text())
+    assert settings["max_replicas"] == 1
+    from condor_rlrep.store.sqlite import SqliteStore
+
+    with SqliteStore(tmp_path / "agent.sqlite") as store:  # the store keeps its own range of actions
+        assert store.config.max_replicas > 1
+    # without the setting the same run may replicate
+    (tmp_path / "multi.config").write_text("DAGMAN_PROHIBIT_MULTI_JOBS = False\n")
+    again = rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--store", str(tmp_path / "agent.sqlite"),
+                  cwd=tmp_path)
+    assert again.returncode == 0 and "PROHIBIT" not in again.stderr, again.stderr
+    assert json.loads((tmp_path / "run" / "w.rlrep.dag.rlrep" / "hooks.json").read_text())["max_replicas"] > 1
+
+
 # -- item 3: refuse what DAGMan refuses, with its reason and the line -------
 
 @pytest.mark.parametrize("command", ["instrument", "inspect"])
@@ -152,8 +175,6 @@ def _settings(dag: Path) -> dict[str, tuple[str, ...]]:
     return found
 
 
-@xfail(4, "instrument keeps the last NODE_STATUS_FILE/JOBSTATE_LOG (DAGMan the first) and leaves DOT, "
-          "NODE_STATUS_FILE and JOBSTATE_LOG paths relative to wherever the copy is submitted")
 def test_item4_status_files_are_the_ones_dagman_would_write(tmp_path: Path) -> None:
     user = tmp_path / "user"
     user.mkdir()

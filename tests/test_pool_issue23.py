@@ -109,8 +109,6 @@ def _written_by_dagman(pool: Pool, dag: Path, folders: list[Path]) -> set[Path]:
     return made
 
 
-@xfail(4, "the copy keeps the last NODE_STATUS_FILE/JOBSTATE_LOG (DAGMan keeps the first) and writes relative "
-          "DOT/NODE_STATUS_FILE/JOBSTATE_LOG paths where it is submitted")
 def test_item4_the_copy_writes_the_users_status_files(pool: Pool) -> None:
     base = pool.workdir("issue23-status")
     user = base / "user"

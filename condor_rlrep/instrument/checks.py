@@ -33,7 +33,8 @@ __all__ = [
     "choose_tolerance",
     "refuse_instrumented",
     "refuse_blanks",
-    "refuse_prohibited_multi_jobs",
+    "prohibited_multi_jobs",
+    "refuse_multi_jobs_if_fixed",
     "check_estimates",
     "run_warnings",
 ]
@@ -107,15 +108,13 @@ def refuse_instrumented(workflow: Workflow, src: str) -> None:
                            f"{ours[0] if ours else ('the reaper' if node.kind == 'SERVICE' else 'its submit file ' + submit)}){where}", path=src, line=node.source_line)
 
 
-def refuse_prohibited_multi_jobs(workflow: Workflow, src_dir: str, replicas: int, environ: dict[str, str]) -> None:
-    """Replicas are the procs of one cluster, which ``DAGMAN_PROHIBIT_MULTI_JOBS``
-    forbids: DAGMan would refuse every replicated submission (a submit
-    failure for each node). Refused when the DAG's CONFIG (or the
-    environment instrument runs in) sets it and a node may get two replicas."""
+def prohibited_multi_jobs(workflow: Workflow, src_dir: str, environ: dict[str, str]) -> str | None:
+    """Where ``DAGMAN_PROHIBIT_MULTI_JOBS`` is set true for this DAG (its
+    CONFIG file and line, or the environment instrument runs in), else None.
+    Replicas are the procs of one cluster, which that setting forbids: DAGMan
+    would refuse every replicated submission (a submit failure per node)."""
     import re
 
-    if replicas <= 1:
-        return
     where, value = None, environ.get("_CONDOR_DAGMAN_PROHIBIT_MULTI_JOBS")
     if value is not None:
         where = "the environment (_CONDOR_DAGMAN_PROHIBIT_MULTI_JOBS)"
@@ -131,10 +130,16 @@ def refuse_prohibited_multi_jobs(workflow: Workflow, src_dir: str, replicas: int
             if found:  # the last assignment counts, as in any HTCondor config file
                 where, value = f"{path}:{number}", found.group(1)
     if value is not None and value.lower() in ("true", "t", "yes", "y", "1"):
-        raise InputError(f"DAGMAN_PROHIBIT_MULTI_JOBS = {value} ({where}): condor-rlrep runs a node's replicas as "
-                         "the procs of one cluster, which that setting forbids, so DAGMan would refuse every "
-                         "replicated submission. Drop the setting for this DAG, or run one replica a node "
-                         "(--policy fixed:1 or --max-replicas 1)")
+        return f"DAGMAN_PROHIBIT_MULTI_JOBS = {value} ({where})"
+    return None
+
+
+def refuse_multi_jobs_if_fixed(prohibited: str | None, fixed: int | None) -> None:
+    """``fixed:K`` with K > 1 asks for what DAGMan would refuse: say so."""
+    if prohibited and fixed is not None and fixed > 1:
+        raise InputError(f"{prohibited}: condor-rlrep runs a node's replicas as the procs of one cluster, which "
+                         f"that setting forbids, so DAGMan would refuse every node's {fixed} replicas. Drop the "
+                         "setting for this DAG, or run one replica a node (--policy fixed:1)")
 
 
 def refuse_blanks(paths: Iterable[str]) -> None:

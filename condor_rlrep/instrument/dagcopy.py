@@ -18,7 +18,7 @@ from condor_rlrep.errors import InputError
 from condor_rlrep.instrument.agentstore import prepare_store
 from condor_rlrep.instrument.checks import (
     DAGID_SINCE, check_estimates, choose_tolerance, dagman_version, has_blank, refuse_blanks, refuse_instrumented,
-    refuse_prohibited_multi_jobs,
+    prohibited_multi_jobs, refuse_multi_jobs_if_fixed,
     run_warnings,
 )
 from condor_rlrep.instrument.nodefiles import (
@@ -88,13 +88,18 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     workflow = read_dag(src)
     refuse_instrumented(workflow, src)
     src_dir = os.path.dirname(src)
-    refuse_prohibited_multi_jobs(workflow, src_dir, int(fixed if fixed is not None else opts.max_replicas),
-                                 dict(opts.environ) if opts.environ is not None else dict(os.environ))
+    prohibited = prohibited_multi_jobs(workflow, src_dir,
+                                       dict(opts.environ) if opts.environ is not None else dict(os.environ))
+    refuse_multi_jobs_if_fixed(prohibited, fixed)
+    # Under DAGMAN_PROHIBIT_MULTI_JOBS a node runs one replica (the store
+    # keeps its own range of actions; only this run is capped).
+    max_replicas = 1 if prohibited else int(opts.max_replicas)
     context = context_dir_for(dst)
     refuse_blanks((context, *hooks.values()))
     estimates_path = os.path.abspath(opts.estimates) if opts.estimates else None
     check_estimates(workflow, estimates_path, opts.default_estimate)
     _absolute_model_paths(workflow)
+    _absolute_output_paths(workflow, src_dir)
     store_path, store_created, store_note = prepare_store(opts, spec)  # the last check before writing: a bad store writes nothing
     for sub in ("nodes", "state", "cache", "spool"):
         os.makedirs(os.path.join(context, sub), exist_ok=True)
@@ -115,7 +120,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         _instrument_node(workflow, node, src_dir, wiring, tally)
 
     spliced = any("+" in name for name in workflow.nodes)
-    config_path = dagman_config(workflow, src_dir, context, tolerance, opts.max_replicas, spliced,
+    config_path = dagman_config(workflow, src_dir, context, tolerance, max_replicas, spliced,
                                 opts.dagman_scan_interval)
     if fixed != 1:  # one replica per node: no surplus to remove, no decision to close
         from condor_rlrep.store.location import is_url
@@ -129,7 +134,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
 
     settings = HookSettings(
         dag=dst, source_dag=src, node_log=os.path.abspath(opts.node_log) if opts.node_log else None,
-        store=store_path, phi=float(opts.phi), criticality=opts.criticality, max_replicas=int(opts.max_replicas),
+        store=store_path, phi=float(opts.phi), criticality=opts.criticality, max_replicas=max_replicas,
         policy=spec.hook_policy, estimates=estimates_path, default_estimate=opts.default_estimate,
         power_default_watts=opts.power_default_watts, power_hosts=dict(opts.power_hosts), tolerance=tolerance,
         store_timeout=float(opts.store_timeout), allow_any_node_name_characters=spliced,
@@ -141,7 +146,10 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     from condor_rlrep.rundir.plan import load_plan
 
     load_plan(context, settings)  # parse once now: the first PRE finds the cache warm
-    warnings = run_warnings(context, store_path, tally.in_place, fixed or opts.max_replicas)
+    warnings = run_warnings(context, store_path, tally.in_place, fixed or max_replicas)
+    if prohibited and (fixed or opts.max_replicas) > 1:
+        warnings.append(f"{prohibited}: DAGMan refuses a node job of more than one proc, and replicas are the procs "
+                        "of one cluster, so every node of this run gets one replica (as without condor-rlrep)")
     return InstrumentResult(dst, context, tally.replicated, tally.passed, store_path, config_path, hooks,
                             store_created=store_created, store_note=store_note, warnings=warnings,
                             dagman_note=dagman_note, without_pre=tally.without_pre, without_post=tally.without_post,
@@ -240,6 +248,25 @@ def _absolute_model_paths(workflow: Workflow) -> None:
         for assignment in node.vars:
             if assignment.key == BOTTLEMOD_MACRO:
                 assignment.value = value
+
+
+def _absolute_output_paths(workflow: Workflow, src_dir: str) -> None:
+    """DOT, NODE_STATUS_FILE and JOBSTATE_LOG paths are relative to DAGMan's
+    working directory, which for the user's DAG submitted beside it is the
+    DAG's directory; the copy is submitted elsewhere, so it names them
+    absolutely and writes them where the user's run would."""
+    if workflow.node_status_file is not None:
+        workflow.node_status_file = os.path.join(src_dir, workflow.node_status_file)
+    if workflow.jobstate_log is not None:
+        workflow.jobstate_log = os.path.join(src_dir, workflow.jobstate_log)
+    if workflow.dot is not None:
+        words = workflow.dot.split()
+        if words and not words[0].startswith(('"', "'")):
+            words[0] = os.path.join(src_dir, words[0])
+            for i, word in enumerate(words[:-1]):
+                if word.upper() == "INCLUDE" and not words[i + 1].startswith(('"', "'")):
+                    words[i + 1] = os.path.join(src_dir, words[i + 1])
+            workflow.dot = " ".join(words)
 
 
 def _narrow(path: str, mode: int) -> None:
