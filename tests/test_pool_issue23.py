@@ -142,3 +142,45 @@ def test_item18_exported_submit_files_use_their_estimate(pool: Pool) -> None:
         assert tried.returncode == 0, tried.stderr
         unused += [line for line in (tried.stdout + tried.stderr).splitlines() if "was unused" in line]
     assert unused == []
+
+
+# -- items 2 and 9 -----------------------------------------------------------
+
+_SEEN = ("#!/bin/sh\n"
+         "# what this job saw, and which replica it is (its job ad's ProcId, not $(Process))\n"
+         "proc=$(sed -n 's/^ProcId = //p' \"$_CONDOR_JOB_AD\")\n"
+         "echo \"$proc|args=$*|env=$RLREP_SEEN|input=$(cat)\" >> seen.$1.txt\n"
+         "sleep 8\n")
+PER_PROC = {
+    "in.0": "zero\n",
+    "in.1": "one\n",
+    "seen.sh": _SEEN,
+    # every per-proc macro in arguments, input and environment, and in a VARS value
+    "a.sub": ('executable = seen.sh\narguments = "A $(Process) $(ProcId) $(Step) $(Row) [$(Item)] $(tag)"\n'
+              'input = in.$(Process)\nenvironment = "RLREP_SEEN=$(Process)"\nshould_transfer_files = NO\n'
+              "request_memory = 32MB\nrequest_disk = 1MB\nqueue\n"),
+    # an inline description without a queue statement (item 9)
+    "w.dag": ('JOB A a.sub\nVARS A tag="t$(Process)"\n'
+              "JOB B {\nexecutable = seen.sh\narguments = \"B $(Process)\"\ninput = in.$(Process)\n"
+              "should_transfer_files = NO\nrequest_memory = 32MB\nrequest_disk = 1MB\n}\n"
+              'VARS ALL_NODES rlrep_estimate="30"\n'),
+}
+
+
+def _seen(folder: Path, node: str) -> dict[str, str]:
+    """Replica (ProcId) → what it saw."""
+    lines = (folder / f"seen.{node}.txt").read_text().splitlines()
+    return dict(line.split("|", 1) for line in lines)
+
+
+def test_items_2_and_9_every_replica_sees_what_the_plain_job_saw(pool: Pool) -> None:
+    plain, inst = twins(pool, "issue23-procs", PER_PROC)
+    plain_exit, inst_exit, copy = run_both(pool, plain, inst, "--policy", "fixed:2")
+    assert (plain_exit, inst_exit) == (0, 0), "\n".join(hooks_log(copy))
+    for node in ("A", "B"):
+        (saw,) = _seen(plain, node).values()
+        assert "input=zero" in saw and "args=A 0 0 0 0 [] t0" in saw if node == "A" else "args=B 0" in saw, saw
+        replicas = _seen(inst, node)
+        # both replicas ran (item 9: the inline description is replicated) and saw exactly what the plain job saw
+        assert set(replicas) == {"0", "1"}, replicas
+        assert set(replicas.values()) == {saw}, (saw, replicas)

@@ -364,20 +364,10 @@ def _cmd_node_status(p: ParseState, scope: Scope, kw: str, line: str, path: str 
             min_secs = _int(p, kw, tok, "minimum update interval", path, lineno, lo=0)
         else:
             raise syntax_error(kw, f"unexpected token '{tok}'", path, lineno)
-    if _top_only(p, scope, kw, path, lineno) and _first_only(p.wf.node_status_file, kw, texts[1], path, lineno):
+    if _top_only(p, scope, kw, path, lineno) and p.first_only(p.wf.node_status_file, kw, texts[1], path, lineno):
         p.wf.node_status_file = texts[1]
         p.wf.node_status_min_seconds = min_secs
         p.wf.node_status_always_update = always
-
-
-def _first_only(current: str | None, kw: str, value: str, path: str | None, lineno: int) -> bool:
-    """DAGMan keeps the first NODE_STATUS_FILE and JOBSTATE_LOG and warns
-    about a later one ("does not override existing value")."""
-    if current is None:
-        return True
-    log.warning("%s:%s: %s %s does not override the earlier %s (DAGMan keeps the first)", path, lineno, kw, value,
-                current)
-    return False
 
 
 def _cmd_jobstate_log(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
@@ -385,17 +375,15 @@ def _cmd_jobstate_log(p: ParseState, scope: Scope, kw: str, line: str, path: str
     if len(raws) < 2:
         raise syntax_error(kw, "no file given", path, lineno)
     _no_more(p, kw, raws, 2, path, lineno)
-    if _top_only(p, scope, kw, path, lineno) and _first_only(p.wf.jobstate_log, kw, texts[1], path, lineno):
+    if _top_only(p, scope, kw, path, lineno) and p.first_only(p.wf.jobstate_log, kw, texts[1], path, lineno):
         p.wf.jobstate_log = texts[1]
 
 
 def _cmd_reject(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:
     raws, _t = split_tokens(line)
     _no_more(p, kw, raws, 1, path, lineno)
-    # DAGMan parses the DAG and then exits without running it (also for a
-    # REJECT in an INCLUDEd or spliced file): nothing to inspect or run.
-    raise DagError("REJECT: DAGMan refuses to run a DAG that holds a REJECT line (remove it to run the DAG)",
-                   path=path, line=lineno)
+    raise DagError("REJECT: DAGMan refuses to run a DAG that holds a REJECT line, also in an INCLUDEd or spliced "
+                   "file (remove it to run the DAG)", path=path, line=lineno)
 
 
 def _cmd_pin(p: ParseState, scope: Scope, kw: str, line: str, path: str | None, lineno: int) -> None:

@@ -20,6 +20,8 @@ path, :mod:`.bulk`) adds it.
 
 from __future__ import annotations
 
+import logging
+
 from dataclasses import dataclass, field
 
 from ..errors import DagError
@@ -82,6 +84,15 @@ class ParseState:
 
     # -- errors -----------------------------------------------------------
     syntax = staticmethod(syntax_error)
+
+    def first_only(self, current: str | None, kw: str, value: str, path: str | None, lineno: int) -> bool:
+        """DAGMan keeps the first NODE_STATUS_FILE and JOBSTATE_LOG and warns
+        about a later one ("does not override existing value")."""
+        if current is not None:
+            logging.getLogger("condor_rlrep.dag.commands").warning(
+                "%s:%s: %s %s does not override the earlier %s (DAGMan keeps the first)", path, lineno, kw, value,
+                current)
+        return current is None
 
     def tokens(self, kw: str, line: str, path: str | None, lineno: int) -> tuple[list[str], list[str]]:
         try:

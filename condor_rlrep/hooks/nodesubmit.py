@@ -40,6 +40,8 @@ def node_description(
     node's directory (relative names are relative to it). ``prefer_idle``:
     rank machines whose owner has been away longest (idle- policies);
     ``extra_lines``: more submit commands (the model policy's log requests).
+    Several replicas see the plain job's ``$(Process)`` and the other
+    per-proc macros (:mod:`condor_rlrep.condor.procmacros`).
 
     One replica is the user's description plus the tag lines, which DAGMan's
     submit judges exactly as it would the user's alone: no parser is needed
@@ -55,10 +57,12 @@ def node_description(
     if replicas == 1:
         return NodeDescription(replica_description(text, replicas=1, tags=tags, extra_lines=list(extra_lines),
                                                    prefer_idle=prefer_idle))
+    from condor_rlrep.condor.procmacros import pin_proc_macros
     from condor_rlrep.condor.replica_files import plan_replica_files
     from condor_rlrep.condor.submit import validate_description
 
     validate_description(text, expected_procs=1, macros=macros)
+    text = pin_proc_macros(text)  # every replica sees the plain job's $(Process) (raises where it cannot)
     extra, files, notes = plan_replica_files(text, macros=macros, cwd=cwd)
     body = replica_description(text, replicas=replicas, tags=tags, extra_lines=[*extra, *extra_lines],
                                prefer_idle=prefer_idle)
