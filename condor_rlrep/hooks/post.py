@@ -3,7 +3,9 @@ and give DAGMan the exit code it would have seen without replicas.
 
 1. *Verdict* (:mod:`.verdict`; never from ``$RETURN`` when the log has the
    answer): the node's cluster rebuilt from DAGMan's node log; a replicated
-   node succeeds iff some replica terminated with exit 0. No usable log: the
+   node succeeds iff some replica terminated with exit 0. No job ran
+   (``$RETURN`` -1001, the submission failed): the node fails, as without
+   condor-rlrep, whatever ``$SUCCESS`` says. A log that cannot be read: the
    fail-open rule of :mod:`.failopen`. One replica under a fixed policy
    (nothing to record): DAGMan's ``$RETURN``, the single proc's own result.
 2. *Bookkeeping* (:mod:`.record`): the outcome recorded in the store, or the
