@@ -87,6 +87,15 @@ def test_item1_prohibit_multi_jobs_runs_the_job_or_is_refused(pool: Pool) -> Non
     assert (inst / "A.ran").exists(), "the instrumented DAG exited 0 without running A:\n" + "\n".join(hooks_log(copy))
 
 
+def test_item1_prohibit_multi_jobs_runs_an_agent_copy_with_one_replica(pool: Pool) -> None:
+    plain, inst = twins(pool, "issue23-multi-agent", MULTI)
+    plain_exit, inst_exit, copy = run_both(pool, plain, inst, "--store", str(inst / "agent.sqlite"))
+    assert (plain_exit, inst_exit) == (0, 0), "\n".join(hooks_log(copy))
+    assert (plain / "A.ran").exists() and (inst / "A.ran").exists()
+    (pre,) = [line for line in hooks_log(copy) if " PRE A " in line]
+    assert " a=1 " in pre, pre
+
+
 # -- item 4 ------------------------------------------------------------------
 
 STATUS_FILES = {
