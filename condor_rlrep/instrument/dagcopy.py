@@ -189,7 +189,7 @@ def _instrument_node(workflow: Workflow, node: Node, src_dir: str, wiring: _Wiri
             if node.inline_submit is None and node.submit not in workflow.submit_descriptions:
                 node.submit = original
             return
-    if text is not None and not _pin_per_proc_macros(node, text, tally):
+    if not _pin_per_proc_macros(node, text, tally):
         if node.inline_submit is None and node.submit not in workflow.submit_descriptions:
             node.submit = original
         return
@@ -238,16 +238,18 @@ def _instrument_node(workflow: Workflow, node: Node, src_dir: str, wiring: _Wiri
         node.tolerance = "99% WAIT"
 
 
-def _pin_per_proc_macros(node: Node, text: str, tally: _Tally) -> bool:
+def _pin_per_proc_macros(node: Node, text: str | None, tally: _Tally) -> bool:
     """Whether every replica of ``node`` can see the plain job's
     ``$(Process)`` (and the other per-proc macros): its VARS are pinned here,
-    its description by PRE (:mod:`condor_rlrep.condor.procmacros`). If not,
-    the node keeps its own definition, and why is said."""
+    its description (``text``, None when not there yet) by PRE or the static
+    description (:mod:`condor_rlrep.condor.procmacros`). If not, the node
+    keeps its own definition, and why is said."""
     from condor_rlrep.condor.procmacros import pin_proc_macros, pin_var
     from condor_rlrep.condor.submit import SubmitError
 
     try:
-        pin_proc_macros(text)
+        if text is not None:
+            pin_proc_macros(text)
         pinned = [pin_var(assignment.key, assignment.value) for assignment in node.vars]
     except SubmitError as err:
         tally.passed[node.name] = f"its replicas would not see the plain job's $(Process): {err}"
