@@ -21,7 +21,6 @@ path, :mod:`.bulk`) adds it.
 from __future__ import annotations
 
 import logging
-
 from dataclasses import dataclass, field
 
 from ..errors import DagError
