@@ -30,7 +30,7 @@ __all__ = [
 
 DEFAULT_FAILURE_REWARD = -5.0
 
-EndReason = Literal["success", "failure", "evicted", "removed", "running"]
+EndReason = Literal["success", "failure", "evicted", "held", "removed", "running"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +38,9 @@ class Invocation:
     """One run of one replica on one machine, from execute to its end.
 
     ``ended_by``: ``success`` (exit 0), ``failure`` (non-zero exit, signal,
-    shadow exception), ``evicted`` (owner login, vacate, reboot: the replica
-    is requeued), ``removed`` (killed as surplus or by a user) or
+    shadow exception), ``evicted`` (owner login, vacate, preemption, reboot:
+    the machine stopped it and the replica is requeued), ``held`` (put on
+    hold by a user, an admin or a policy), ``removed`` (killed as surplus or by a user) or
     ``running`` (no end seen; charged up to the time of evaluation).
     """
 

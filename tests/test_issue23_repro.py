@@ -219,7 +219,6 @@ def test_item10_recorded_hold_is_a_hold() -> None:
     assert kinds.index(EVICTED) + 1 == kinds.index(HELD)
 
 
-@xfail(10, "condor_hold logs 004 before 012 and POST counts it as an eviction (model:R adds it to its rate)")
 def test_item10_a_hold_is_not_counted_as_an_eviction(tmp_path: Path) -> None:
     from condor_rlrep.condor.eventlog import cluster_nodes, read_events, rebuild_cluster
 
