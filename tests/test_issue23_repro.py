@@ -247,7 +247,6 @@ def test_item10_a_hold_is_not_counted_as_an_eviction(tmp_path: Path) -> None:
         ("replica-fails-others-continue/no-tolerance", "/bin/true", True),
     ],
 )
-@xfail(11, "the reward is computed before the user's POST runs and ignores its verdict")
 def test_item11_reward_follows_the_nodes_verdict(tmp_path: Path, scenario: str, user_post: str,
                                                   node_succeeds: bool) -> None:
     directory = need(HTCONDOR_RECORDED / scenario)
