@@ -289,7 +289,6 @@ def _phi(line: str) -> float:
     return float(re.search(r"phi'=(\S+)", line).group(1))
 
 
-@xfail(12, "a rescue keeps the first DAGMan's s(W): after hours of downtime every node has phi' <= 0")
 def test_item12_a_rescue_after_downtime_is_not_late(tmp_path: Path) -> None:
     store = tmp_path / "agent.sqlite"
     dag = _chain(tmp_path, store)
@@ -302,7 +301,6 @@ def test_item12_a_rescue_after_downtime_is_not_late(tmp_path: Path) -> None:
     assert _phi(line) > 0, line
 
 
-@xfail(12, "a choice forced to 1 replica (phi' <= 0) is logged as 'explore'/'greedy' and rewarded")
 def test_item12_a_forced_choice_is_logged_as_forced_and_not_learnt(tmp_path: Path) -> None:
     store = tmp_path / "agent.sqlite"
     # every decision explores: what a forced one is logged as shows

@@ -65,6 +65,8 @@ def record_attempt(context: str, settings: Any, state: dict[str, Any], history: 
     )
     if decision_id is None and state.get("model"):
         return f"{summary}; {_record_model(context, settings, state, history)}"
+    if decision_id is None and state.get("chosen") == "forced":
+        return summary + " (forced, phi'<=0: nothing learnt)"
     if decision_id is None:
         return summary + " (fixed policy: nothing to record)"
     from dataclasses import asdict
