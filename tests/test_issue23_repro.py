@@ -333,7 +333,6 @@ def _rewards_seen(store: Path) -> int:
 # -- item 14: status/report of a fixed:K run with a named, unused store ------
 
 @pytest.mark.parametrize("command", ["status", "report"])
-@xfail(14, "status/report exit 2 when the store a fixed:K run names ('named, unused') does not exist")
 def test_item14_status_of_a_fixed_run_needs_no_store(tmp_path: Path, command: str) -> None:
     log = need(HTCONDOR_RECORDED / "replicas-first-wins" / "test.dag.nodes.log")
     (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")

@@ -180,6 +180,12 @@ class RunReader:
             current_dagid = str(run_record["dagids"][-1])
         clusters = self.nodelog.clusters_of()
         clusters.pop(REAPER_NODE, None)
+        if run_record is None and fixed:
+            # no hook records a run and DAGMan's output is gone: the node log's first submission starts it
+            submits = [entry.summary().submit_time for entries in clusters.values() for entry in entries]
+            first = min((t for t in submits if t is not None), default=None)
+            if first is not None:
+                run_record = {"start": first, "run_id": f"dag@{int(first)}", "dagids": [], "from": "node log"}
         known = {r["node"] for r in journal if r.get("hook") == "PRE"}
         attempts = assemble(journal, read_node_states(self.files.context, known), clusters, current_dagid=current_dagid,
                             current_run=str(run_record["run_id"]) if run_record and run_record.get("run_id") else None)
