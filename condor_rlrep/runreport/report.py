@@ -237,7 +237,9 @@ def _run_report(data: RunData, run_id: str, agent: Any, records: dict[int, Any],
             _stderr(report, data, tail_lines)
     single = sum(float(plan.node(n)[0]) for n in job_nodes if _in_plan(plan, n)) * power.default_watts
     warnings = list(data.warnings)
-    early = sorted(r.node for r in nodes if start is not None and r.submit_time is not None and r.submit_time < start)
+    # a rescue moves s(W) (it resumes on schedule): what ran under the earlier DAGMan is not early
+    first = _float_or((data.run_record or {}).get("first_start"), start) if run_id == data.current_run else start
+    early = sorted(r.node for r in nodes if first is not None and r.submit_time is not None and r.submit_time < first)
     if early:
         warnings.append(f"{', '.join(early)} submitted before s(W), the run's first PRE (a node the plugin leaves "
                         "alone ran first): makespan and p(W) count from s(W), as the deadline does")
@@ -252,6 +254,10 @@ def _run_report(data: RunData, run_id: str, agent: Any, records: dict[int, Any],
         removed=sum(r.removed for r in nodes), watts_default=power.default_watts, failed=failed,
         warnings=warnings,
     )
+
+
+def _float_or(value: Any, default: float | None) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
 def _later_attempts(data: RunData, report: NodeReport) -> int:
