@@ -30,7 +30,7 @@ __all__ = [
 
 DEFAULT_FAILURE_REWARD = -5.0
 
-EndReason = Literal["success", "failure", "evicted", "removed", "running"]
+EndReason = Literal["success", "failure", "evicted", "held", "removed", "running"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,8 +38,9 @@ class Invocation:
     """One run of one replica on one machine, from execute to its end.
 
     ``ended_by``: ``success`` (exit 0), ``failure`` (non-zero exit, signal,
-    shadow exception), ``evicted`` (owner login, vacate, reboot: the replica
-    is requeued), ``removed`` (killed as surplus or by a user) or
+    shadow exception), ``evicted`` (owner login, vacate, preemption, reboot:
+    the machine stopped it and the replica is requeued), ``held`` (put on
+    hold by a user, an admin or a policy), ``removed`` (killed as surplus or by a user) or
     ``running`` (no end seen; charged up to the time of evaluation).
     """
 
@@ -123,20 +124,32 @@ def evaluate(
     replicas: int,
     power: PowerTable,
     failure_reward: float = DEFAULT_FAILURE_REWARD,
+    accepted: bool | None = None,
 ) -> TaskOutcome:
     """Judge one decision from everything its replicas did (eq. 3).
 
     The winner is the earliest successful invocation (ties: lowest replica);
     every other invocation, evicted and removed runs included, is bad energy.
+
+    ``accepted``: the node's final verdict where something after the
+    replicas judges it (live: the user's POST script), None where nothing
+    does (the simulator). The task completed iff the node was accepted: a
+    node failed despite a replica's exit 0 did not complete (its runs are
+    all waste); a node accepted although no replica exited 0 completed with
+    the result of the replica it kept, the first to fail (else the last run
+    to end).
     """
     runs: Sequence[Invocation] = sorted(invocations, key=lambda inv: (inv.start, inv.replica))
     winner_index = None
-    for index, inv in enumerate(runs):
-        if inv.ended_by == "success" and (
-            winner_index is None
-            or (inv.end, inv.replica) < (runs[winner_index].end, runs[winner_index].replica)
-        ):
-            winner_index = index
+    if accepted is not False:
+        for index, inv in enumerate(runs):
+            if inv.ended_by == "success" and (
+                winner_index is None
+                or (inv.end, inv.replica) < (runs[winner_index].end, runs[winner_index].replica)
+            ):
+                winner_index = index
+    if accepted and winner_index is None:
+        winner_index = _kept_result(runs)
     good = bad = 0.0
     watts_sum = 0.0
     for index, inv in enumerate(runs):
@@ -177,6 +190,17 @@ def evaluate(
         reward=reward(succeeded, s, failure_reward=failure_reward),
         winner=won.replica,
     )
+
+
+def _kept_result(runs: Sequence[Invocation]) -> int | None:
+    """Index of the run whose result a node without a successful replica
+    kept: the first failure to end (what POST promotes), else the last run
+    to end; None when nothing ended."""
+    failures = [i for i, inv in enumerate(runs) if inv.ended_by == "failure"]
+    if failures:
+        return min(failures, key=lambda i: (runs[i].end, runs[i].replica))
+    ended = [i for i, inv in enumerate(runs) if inv.ended_by != "running"]
+    return max(ended, key=lambda i: (runs[i].end, -runs[i].replica)) if ended else None
 
 
 _START_REPLICA = operator.itemgetter(0, 1)

@@ -31,7 +31,7 @@ BOTTLEMOD = ROOT / "examples" / "bottlemod" / "paper_50_50.toml"
 REPORTING = {
     "inspect", "export", "instrument", "simulate", "train", "sweep", "report", "status",
     "agent init", "agent show", "agent stats", "agent import", "agent migrate", "agent prune", "agent retention",
-    "agent decide", "agent record", "trace generate", "trace load", "trace info",
+    "agent decide", "agent record", "agent flush", "trace generate", "trace load", "trace info",
     "bottlemod analyze", "bottlemod gain",
 }
 # Old spellings: hidden, still accepted.

@@ -107,10 +107,10 @@ def test_writer_round_trip_every_event_kind(tmp_path: Path) -> None:
         (0, "h0", 10, 20, "evicted", None),
         (0, "h5", 30, 50, "success", 0),
         (1, "h1", 10, 40, "failure", -9),
-        (2, "h2", 10, 41, "evicted", None),
+        (2, "h2", 10, 41, "held", None),
         (3, "h3", 10, 42, "failure", None),
     ]
-    assert h.first_failure_code == -9 and h.holds == 1 and h.aborted == {2}
+    assert h.first_failure_code == -9 and h.holds == 1 and h.aborted == {2} and h.evictions == 1
     assert host_of_execute(events[1]) == "h0"
 
 
@@ -219,3 +219,31 @@ def test_a_loser_removed_while_its_shadow_starts_has_no_invocation(tmp_path: Pat
     h = rebuild_cluster(read_events(str(tmp_path / "n.log")), 7)
     assert h.winner == 0 and h.evictions == 0 and h.aborted == {1, 2}
     assert sorted((inv.replica, inv.ended_by) for inv in h.invocations) == [(0, "success"), (2, "removed")]
+
+
+def test_a_hold_logged_as_evict_then_held_is_a_hold_not_an_eviction(tmp_path: Path) -> None:
+    """Issue 23 item 10: condor_hold of a running job logs 004 (Code 1) then
+    012; only the machine's evictions count as evictions."""
+    log = tmp_path / "n.log"
+    w = EventLogWriter(log, classad_notes=False)
+    w.submit(4, 0, T0, "N")
+    w.execute(4, 0, T0 + 10, "h0")
+    w.evict(4, 0, T0 + 13, code=1, reason="via condor_hold (by user u)")   # the hold's 004
+    w.hold(4, 0, T0 + 13)
+    w.execute(4, 0, T0 + 20, "h0")
+    w.evict(4, 0, T0 + 25)                                                 # a real (owner) eviction
+    w.execute(4, 0, T0 + 30, "h1")
+    w.terminate(4, 0, T0 + 40, exit_code=0)
+    h = rebuild_cluster(read_events(log), 4)
+    assert [(i.start - T0, i.ended_by) for i in h.invocations] == [
+        (10, "held"), (20, "evicted"), (30, "success")]
+    assert (h.evictions, h.holds) == (1, 1)
+
+
+def test_survival_cells_count_evictions_not_holds() -> None:
+    from condor_rlrep.survival.live import cells_of
+
+    runs = [{"replica": 0, "start": 0.0, "end": 100.0, "ended_by": ended, "keyboard_idle": None}
+            for ended in ("held", "evicted", "success")]
+    (cell,) = cells_of(runs, lambda t: 0, lambda idle: 0)
+    assert cell[2:] == [300.0, 1.0]  # every run's exposure, one eviction

@@ -289,3 +289,45 @@ def test_reaper_flushes_spooled_outcomes_at_the_end(tmp_path: Path) -> None:
     with sqlite3.connect(case.store) as conn:
         assert conn.execute("SELECT reward FROM decisions").fetchone()[0] is not None
     assert "spooled outcome(s)/model update(s) recorded" in case.log()
+
+
+def test_an_outcome_spooled_at_the_end_is_reported_by_status_and_flushed_by_agent_flush(tmp_path: Path) -> None:
+    """Issue 23 item 7: the store is unavailable for the run's last POST and
+    no rescue follows: status says what waits in the spool, and
+    `agent flush` records it once the store is back (no decision left pending)."""
+    import json
+    import subprocess
+    import sys
+
+    cli = str(Path(sys.executable).parent / "condor-rlrep")
+
+    def rlrep(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([cli, *args], capture_output=True, text=True, timeout=120, check=False)
+
+    case = Case(tmp_path, policy="agent", store_timeout=0.2)
+    assert case.pre() == 0
+    case.job(0)
+    holder = _lock(case.store)
+    try:
+        assert case.post(0) == 0  # the verdict does not wait for the store
+        # the store is still away when the run ends: the flush cannot reach it either
+        flushed = rlrep("agent", "flush", str(case.dag))
+        assert flushed.returncode == 1 and "locked" in flushed.stderr, flushed.stderr
+    finally:
+        holder.rollback()
+        holder.close()
+    status = rlrep("status", str(case.dag), "--json")
+    assert status.returncode == 0, status.stderr
+    (warning,) = [w for w in json.loads(status.stdout)["warnings"] if "spool" in w]
+    assert warning.startswith("1 outcome(s)/model update(s) wait in") and "agent flush" in warning
+    with sqlite3.connect(case.store) as conn:
+        assert conn.execute("SELECT reward FROM decisions").fetchall() == [(None,)]
+    flushed = rlrep("agent", "flush", str(case.dag))
+    assert flushed.returncode == 0 and flushed.stdout.startswith("1 spooled outcome(s)"), flushed.stdout + flushed.stderr
+    with sqlite3.connect(case.store) as conn:
+        (reward,) = conn.execute("SELECT reward FROM decisions").fetchone()
+    assert reward == 1.0  # one replica, in time, nothing wasted
+    status = rlrep("status", str(case.dag), "--json")
+    assert not [w for w in json.loads(status.stdout)["warnings"] if "spool" in w]
+    again = rlrep("agent", "flush", str(case.dag), "--json")
+    assert json.loads(again.stdout)["flushed"] == 0

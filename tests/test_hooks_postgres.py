@@ -94,3 +94,37 @@ def test_model_updates_wait_in_the_spool_while_the_server_is_down(tmp_path: Path
             key = model_path.record_key(str(out), state["run_id"], node, state["retry"], cluster)
             model_path.record(direct, key, rebuild_cluster(read_events(log), cluster))
         assert cells == direct.survival_cells() and sum(c[2] for c in cells) == 29 * (replicas + replicas_c)
+
+
+def test_outcomes_spooled_while_the_server_stays_down_are_reported_and_flushed_later(
+        tmp_path: Path, pg_cluster: Cluster) -> None:
+    """Issue 23 item 7: PostgreSQL stopped mid-run and still down when the run
+    ends (no rescue follows): `status` reports what waits in the spool, and
+    `agent flush` records it once the server is back: nothing stays pending."""
+    import json
+    import subprocess
+    import sys
+
+    cli = str(Path(sys.executable).parent / "condor-rlrep")
+    url = pg_cluster.create_database("rlrep_hooks_down_at_end")
+    dag = figure1(tmp_path)
+    out = tmp_path / "run" / "f.dag"
+    instrument(dag, out, InstrumentOptions(store=url, phi=1.0))
+    assert pre(out, "A", T0) == 0 and pre(out, "B", T0) == 0
+    replicas = {"A": _ran(out, "A", 11, T0 + 1), "B": _ran(out, "B", 12, T0 + 1)}
+    pg_cluster.stop()
+    try:
+        assert post(out, "A", 11, replicas["A"]) == 0 and post(out, "B", 12, replicas["B"]) == 0
+        status = subprocess.run([cli, "status", str(out), "--json"], capture_output=True, text=True, timeout=120)
+        assert status.returncode == 0, status.stderr
+        (warning,) = [w for w in json.loads(status.stdout)["warnings"] if "spool" in w]
+        assert warning.startswith("2 outcome(s)/model update(s) wait in"), warning
+    finally:
+        pg_cluster.start()
+    with open_store(url) as store:
+        assert store.stats().pending == 2
+    done = subprocess.run([cli, "agent", "flush", str(out)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.startswith("2 spooled outcome(s)"), done.stdout + done.stderr
+    with open_store(url) as store:
+        assert store.stats().pending == 0
+    assert not list((Path(str(out) + ".rlrep") / "spool").glob("*.json"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -32,12 +33,20 @@ def test_workflow_start_is_kept_across_retry_and_rescue(tmp_path: Path) -> None:
     # a new DAGMan without a rescue file: a new run
     fresh = workflow_start(ctx, str(dag), "11", now=3000.0)
     assert (fresh.start, fresh.continued) == (3000.0, False)
-    # the run fails, DAGMan writes a rescue DAG, the user resubmits: same s(W)
+    # the run fails, DAGMan writes a rescue DAG, the user resubmits: the same
+    # run, resumed on schedule (issue 23 item 12): the node that starts the
+    # rescue is planned 300 s after s(W), so s(W) = 4000 - 300
     rescue = tmp_path / "w.dag.rescue001"
     rescue.write_text("DONE A\n")
     os.utime(rescue, (3500.0, 3500.0))
-    rescued = workflow_start(ctx, str(dag), "12", now=4000.0)
-    assert (rescued.start, rescued.continued, rescued.dagids) == (3000.0, True, ["11", "12"])
+    rescued = workflow_start(ctx, str(dag), "12", now=4000.0, resume_at=lambda: 300.0)
+    assert (rescued.start, rescued.continued, rescued.dagids) == (3700.0, True, ["11", "12"])
+    assert workflow_start(ctx, str(dag), "12", now=4100.0).start == 3700.0  # the rescue's other PREs
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["first_start"] == 3000.0 and record["resumed"] == [{"dagid": "12", "at": 4000.0, "start": 3700.0}]
+    # a second rescue whose plan cannot be read starts its clock at its first PRE
+    os.utime(rescue, (4500.0, 4500.0))
+    assert workflow_start(ctx, str(dag), "14", now=6000.0, resume_at=lambda: 1 / 0).start == 6000.0
     # condor_submit_dag -force renames rescue files away: a new run again
     rescue.rename(tmp_path / "w.dag.rescue001.old")
     assert workflow_start(ctx, str(dag), "13", now=5000.0).start == 5000.0

@@ -233,7 +233,6 @@ def test_item10_recorded_hold_is_a_hold() -> None:
     assert kinds.index(EVICTED) + 1 == kinds.index(HELD)
 
 
-@xfail(10, "condor_hold logs 004 before 012 and POST counts it as an eviction (model:R adds it to its rate)")
 def test_item10_a_hold_is_not_counted_as_an_eviction(tmp_path: Path) -> None:
     from condor_rlrep.condor.eventlog import cluster_nodes, read_events, rebuild_cluster
 
@@ -262,7 +261,6 @@ def test_item10_a_hold_is_not_counted_as_an_eviction(tmp_path: Path) -> None:
         ("replica-fails-others-continue/no-tolerance", "/bin/true", True),
     ],
 )
-@xfail(11, "the reward is computed before the user's POST runs and ignores its verdict")
 def test_item11_reward_follows_the_nodes_verdict(tmp_path: Path, scenario: str, user_post: str,
                                                   node_succeeds: bool) -> None:
     directory = need(HTCONDOR_RECORDED / scenario)
@@ -305,7 +303,6 @@ def _phi(line: str) -> float:
     return float(re.search(r"phi'=(\S+)", line).group(1))
 
 
-@xfail(12, "a rescue keeps the first DAGMan's s(W): after hours of downtime every node has phi' <= 0")
 def test_item12_a_rescue_after_downtime_is_not_late(tmp_path: Path) -> None:
     store = tmp_path / "agent.sqlite"
     dag = _chain(tmp_path, store)
@@ -318,7 +315,6 @@ def test_item12_a_rescue_after_downtime_is_not_late(tmp_path: Path) -> None:
     assert _phi(line) > 0, line
 
 
-@xfail(12, "a choice forced to 1 replica (phi' <= 0) is logged as 'explore'/'greedy' and rewarded")
 def test_item12_a_forced_choice_is_logged_as_forced_and_not_learnt(tmp_path: Path) -> None:
     store = tmp_path / "agent.sqlite"
     # every decision explores: what a forced one is logged as shows
@@ -351,7 +347,6 @@ def _rewards_seen(store: Path) -> int:
 # -- item 14: status/report of a fixed:K run with a named, unused store ------
 
 @pytest.mark.parametrize("command", ["status", "report"])
-@xfail(14, "status/report exit 2 when the store a fixed:K run names ('named, unused') does not exist")
 def test_item14_status_of_a_fixed_run_needs_no_store(tmp_path: Path, command: str) -> None:
     log = need(HTCONDOR_RECORDED / "replicas-first-wins" / "test.dag.nodes.log")
     (tmp_path / "a.sub").write_text("executable = /bin/true\nqueue\n")

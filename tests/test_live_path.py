@@ -183,10 +183,10 @@ def test_agent_choice_is_capped_and_one_replica_when_past_the_deadline(tmp_path:
     # H is planned 3 tasks after the start; 5 CR(W) later it is far past its deadline
     assert pre(out, "H", T0 + 5 * 4 * 1920) == 0
     state = state_of(out, "H")
-    assert state["phi_prime"] < 0 and state["replicas"] == 1
-    assert "phi'<=0: 1 replica" in hooks_log(out)
+    assert state["phi_prime"] < 0 and state["replicas"] == 1 and state["decision_id"] is None
+    assert "a=1 (forced)" in hooks_log(out) and "not asked, not learnt" in hooks_log(out)
     with SqliteStore(store) as opened:
-        assert [d.replicas for d in opened.decisions()] == [3, 1]  # what was logged is what ran
+        assert [d.replicas for d in opened.decisions()] == [3]  # a forced replica count is no decision (item 12)
 
 
 def test_fixed_k_is_exactly_k(tmp_path: Path) -> None:

@@ -119,3 +119,31 @@ def test_zero_estimate_task_has_no_slack_even_with_infinite_phi_prime():
     runs = [Invocation(0, None, 100.0, 100.0, "success", 0)]
     out = evaluate(runs, submit_time=100.0, phi_prime=math.inf, estimate=0.0, replicas=1, power=POWER)
     assert out.success and out.reward == 1.0
+
+
+def test_evaluate_a_node_the_users_post_failed_did_not_complete():
+    """Issue 23 item 11: replica 0 exited 0 but the user's POST failed the
+    node: the task did not complete, all 3 kJ + 1 kJ are waste, reward −5."""
+    runs = [Invocation(0, None, 10.0, 40.0, "success", 0), Invocation(1, None, 10.0, 20.0, "removed")]
+    out = evaluate(runs, submit_time=10.0, phi_prime=1.0, estimate=60.0, replicas=2, power=POWER, accepted=False)
+    assert (out.completed, out.success, out.winner, out.reward) == (False, False, None, -5.0)
+    assert (out.good_energy_j, out.bad_energy_j, out.sigma) == (0.0, 4000.0, 1.0)
+
+
+def test_evaluate_a_node_the_users_post_accepted_completed_with_its_kept_result():
+    """Issue 23 item 11: no replica exited 0 but the user's POST accepted the
+    node: it completed when the first failure ended (the result POST kept).
+    Kept: replica 1 (ended at 30 s, 20 s at 100 W = 2 kJ good); replica 0
+    (10..50 s, 4 kJ) is waste: D = 20 s, σ = 4000 / (2·20·100) = 1 → reward 0."""
+    runs = [Invocation(0, None, 10.0, 50.0, "failure", 2), Invocation(1, None, 10.0, 30.0, "failure", 1)]
+    out = evaluate(runs, submit_time=10.0, phi_prime=1.0, estimate=60.0, replicas=2, power=POWER, accepted=True)
+    assert (out.completed, out.success, out.winner, out.finish_time) == (True, True, 1, 30.0)
+    assert (out.good_energy_j, out.bad_energy_j) == (2000.0, 4000.0)
+    assert out.sigma == 1.0 and out.reward == 0.0
+    # one replica, failed and accepted: a plain success, nothing wasted
+    one = evaluate(runs[1:], submit_time=10.0, phi_prime=1.0, estimate=60.0, replicas=1, power=POWER, accepted=True)
+    assert (one.success, one.sigma, one.reward) == (True, 0.0, 1.0)
+    # the same runs, accepted by nothing (the simulator) or by the replicas' own verdict: a failure
+    for verdict in (None, False):
+        out = evaluate(runs, submit_time=10.0, phi_prime=1.0, estimate=60.0, replicas=2, power=POWER, accepted=verdict)
+        assert (out.completed, out.reward) == (False, -5.0)

@@ -234,3 +234,51 @@ def test_a_winner_read_while_settling_is_reaped_too(tmp_path: Path) -> None:
     assert sorted(reaper.poll()) == [15, 16]
     assert sorted(call[1] for call in schedd.calls) == sorted([removal_constraint(15, [1]), removal_constraint(16, [0])])
     assert reaper.poll() == [] and len(schedd.calls) == 2
+
+
+def test_run_reaper_ends_when_the_users_post_accepts_a_node_whose_replicas_all_failed(tmp_path: Path) -> None:
+    """Issue 23 item 6: no replica of A exits 0, the user's POST accepts A:
+    the reaper must end by itself (else DAGMan removes it at the DAG's end
+    and logs a BAD EVENT). It learns A's verdict from POST's journal record
+    of A's cluster in the node log (the reaper may start after that POST);
+    a record of another cluster (an earlier DAGMan's) does not count."""
+    from condor_rlrep.rundir.journal import append
+
+    context = _context(tmp_path)
+    (context / "replicable.txt").write_text("A\n")
+    append(str(context), "POST", "A", {"exit": 0, "cluster": 59}, now=time.time() - 3600)  # the DAG's previous run
+    w = EventLogWriter(tmp_path / "w.dag.nodes.log")
+    for proc in range(2):
+        w.submit(60, proc, T0, "A")
+    polls: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        polls.append(seconds)
+        if len(polls) == 2:
+            w.terminate(60, 0, T0 + 3, exit_code=1)
+            w.terminate(60, 1, T0 + 4, exit_code=2)
+        if len(polls) == 4:
+            append(str(context), "POST", "A", {"exit": 1, "cluster": 60})  # a failing attempt (DAGMan may retry)
+        if len(polls) == 6:
+            append(str(context), "POST", "A", {"exit": 0, "cluster": 60})  # the user's POST accepted the node
+        assert len(polls) < 10, "the reaper should have ended"
+
+    assert run_reaper([f"--ctx={context}", "--interval=0.2"], schedd=FakeSchedd(), sleep=sleep) == 0
+    assert len(polls) == 6
+    assert "all 1 replicable node(s) finished" in (context / "hooks.log").read_text()
+
+
+def test_run_reaper_started_after_the_accepting_post_ends_at_once(tmp_path: Path) -> None:
+    """On a busy pool the SERVICE node may start after A's POST has run."""
+    from condor_rlrep.rundir.journal import append
+
+    context = _context(tmp_path)
+    (context / "replicable.txt").write_text("A\n")
+    w = EventLogWriter(tmp_path / "w.dag.nodes.log")
+    for proc in range(2):
+        w.submit(61, proc, T0, "A")
+        w.terminate(61, proc, T0 + 3, exit_code=1)
+    append(str(context), "POST", "A", {"exit": 0, "cluster": 61})
+    polls: list[float] = []
+    assert run_reaper([f"--ctx={context}"], schedd=FakeSchedd(), sleep=polls.append) == 0
+    assert polls == [] and "all 1 replicable node(s) finished" in (context / "hooks.log").read_text()

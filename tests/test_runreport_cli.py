@@ -100,14 +100,16 @@ def test_status_table_totals_and_rows(evicted: tuple[Path, Path], cache: Path) -
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     assert lines[0] == str(dag)
-    assert "DAGMan 14 exited 0" in lines[1]
+    # the time DAGMan exited, not the time of this call (issue 23 item 16)
+    assert "DAGMan 14 exited 0 at 11:12:25  (status at " in lines[1], lines[1]
     # s(W) 11:11:39 (PRE) to ".. 11:12:25 .. EXITING WITH STATUS 0"; deadline s(W) + 2·30 s;
     # slack: the deadline less A's end (its POST's 016 at 11:12:20)
     assert "started 11:11:39  elapsed 46s  deadline 11:12:39" in lines[2] and "slack +19s" in lines[2]
     assert "nodes 1: done 1" in lines[3]
     assert "replicas: 1 decided, 0 running, 0 idle, 0 held, 0 removed, 1 evictions" in lines[4]
     row = next(line for line in lines if line.startswith("A "))
-    assert row.split()[:9] == ["A", "done", "greedy", "1", "0", "0", "0", "1", "16.0"]
+    # RUN IDLE HELD REMOVED EVICT (HELD is its own column: issue 23 item 16)
+    assert row.split()[:10] == ["A", "done", "greedy", "1", "0", "0", "0", "0", "1", "16.0"]
     assert cache.exists()  # a successful status keeps its checkpoint
     again = rlrep("status", str(dag))  # resumed from it: the same answer
     assert again.stdout.splitlines()[2:] == lines[2:]

@@ -8,7 +8,8 @@ points). A URL is only ever printed without its password.
 The group only; its commands live by what they do with the store:
 :mod:`.agent_setup_cmd` (init, reset, export, import, migrate),
 :mod:`.agent_show_cmd` (show), :mod:`.agent_history_cmd` (stats, prune,
-retention) and :mod:`.agent_decide_cmd` (decide, record).
+retention), :mod:`.agent_decide_cmd` (decide, record) and
+:mod:`.agent_flush_cmd` (flush a run's spool).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import click
 
 from condor_rlrep.cli.agent_decide_cmd import decide, record
+from condor_rlrep.cli.agent_flush_cmd import flush
 from condor_rlrep.cli.agent_history_cmd import prune, retention, stats
 from condor_rlrep.cli.agent_setup_cmd import export, import_, init, migrate, reset
 from condor_rlrep.cli.agent_show_cmd import show
@@ -29,5 +31,5 @@ def agent() -> None:
     """Create, inspect and drive the replica agent's store."""
 
 
-for _command in (init, show, stats, export, import_, migrate, prune, retention, reset, decide, record):
+for _command in (init, show, stats, export, import_, migrate, prune, retention, reset, decide, record, flush):
     agent.add_command(_command)

@@ -7,8 +7,10 @@ as ``DAG Node: A`` (older DAGMan, NOOP nodes) or as a ClassAd line
 ``DAGNodeName`` of POST_SCRIPT_TERMINATED (016) events.
 
 Each replica is one proc of the node's cluster. Its *invocations* (one per
-execute event) end by termination, eviction (owner, vacate, hold, reconnect
-failure: the proc goes back to idle) or removal (``condor_rm``, written by
+execute event) end by termination, eviction by the machine (owner, vacate,
+preemption, reconnect failure: the proc goes back to idle), a hold (user,
+admin or policy: ``condor_hold`` logs an evicted event and then the held
+event; the run is recorded as ``held``, not as an eviction) or removal (``condor_rm``, written by
 25.x as an evicted event with code 1023 and then an aborted event). Run times
 come from event timestamps (execute → end), as the terminate event carries no
 wall time in older logs. These invocations feed
@@ -215,6 +217,7 @@ class ClusterHistory:
     aborted: set[int] = field(default_factory=set)
     holds: int = 0
     evictions: int = 0
+    """Runs the machine stopped (vacate, preemption, owner): a hold is not one."""
     first_failure_code: int | None = None
     """DAGMan's ``$RETURN`` rule: value of the first failing proc event
     (exit code, ``-signal``, ``-1002`` for an abort)."""
@@ -332,8 +335,14 @@ def rebuild_cluster(
         elif kind in (SHADOW_EXCEPTION, EXECUTABLE_ERROR):
             close(proc, at, "failure")
         elif kind == HELD:
+            # condor_hold of a running job logs 004 and then 012: that run
+            # ended by the hold, which no replica count makes likelier
             history.holds += 1
-            close(proc, at, "evicted")
+            index = provisional.pop(proc, None)
+            if index is not None:
+                history.invocations[index] = replace(history.invocations[index], ended_by="held")
+                history.evictions -= 1
+            close(proc, at, "held")
         elif kind == RECONNECT_FAILED:
             close(proc, at, "evicted")
         elif kind == POST_SCRIPT_TERMINATED and history.node is None:

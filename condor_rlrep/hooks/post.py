@@ -84,39 +84,43 @@ def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -
         code, source = fallback_post_code(log_success, return_code, success_flag)
         why = f"FAIL-OPEN {describe(err)}; exit {code} from {source}"
 
-    recorded = ""
-    if settings is not None and state is not None and history is not None and context is not None:
-        try:
-            from condor_rlrep.hooks.record import record_attempt
-
-            recorded = record_attempt(context, settings, state, history)
-        except Exception as err:
-            recorded = f"outcome NOT recorded: {describe(err)}"
-
+    promoted = ""
     replicated = bool(state and state.get("mode") == "replicas" and state.get("replicas", 1) > 1)
     if replicated and history is not None and state is not None and state.get("files"):
         try:
-            recorded += ("; " if recorded else "") + _promote(state, history)
+            promoted = _promote(state, history)
         except Exception as err:
-            recorded += ("; " if recorded else "") + f"replica files NOT promoted: {describe(err)}"
-    message = f"exit {code} ({why})"
-    if recorded:
-        message += f"; {recorded}"
-    if notes or args.problems:
-        message += " [" + "; ".join(notes + args.problems) + "]"
+            promoted = f"replica files NOT promoted: {describe(err)}"
+    user = ""
+    own_code = code
+    accepted: bool | None = None
     if args.user_argv:
         user_argv = list(args.user_argv)
         if code == 0 and replicated:
             _normalise(user_argv, args.options.get("user-return-at"), "0")
             _normalise(user_argv, args.options.get("user-success-at"), "True")
         user_code = run_user_script(user_argv, os.getcwd())
-        message += f"; user POST {user_argv[0]} exited {user_code} and decides"
+        user = f"user POST {user_argv[0]} exited {user_code} and decides"
         code = exit_status(user_code)
+        accepted = code == 0  # the node's verdict, which the reward follows (docs/model.md §8)
+    recorded = ""
+    if settings is not None and state is not None and history is not None and context is not None:
+        try:
+            from condor_rlrep.hooks.record import record_attempt
+
+            recorded = record_attempt(context, settings, state, history, accepted=accepted)
+        except Exception as err:
+            recorded = f"outcome NOT recorded: {describe(err)}"
+    message = "; ".join(part for part in (f"exit {own_code} ({why})", recorded, promoted) if part)
+    if notes or args.problems:
+        message += " [" + "; ".join(notes + args.problems) + "]"
+    if user:
+        message += f"; {user}"
     hooklog.line("POST", node, message)
     from condor_rlrep.rundir.journal import append_verdict
 
     append_verdict(context, "POST", node, {"exit": code, "why": why, "retry": args.integer("retry"),
-                                           "dagid": args.text("dagid")}, state, history)
+                                           "dagid": args.text("dagid"), "accepted": accepted}, state, history)
     return code
 
 

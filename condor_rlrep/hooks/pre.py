@@ -116,7 +116,7 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     with open(submit, encoding="utf-8") as handle:
         text = handle.read()
     mode = source_mode(submit)  # the node's file is no more readable than the user's
-    run = workflow_start(context, str(settings.dag), dagid, now)
+    run = workflow_start(context, str(settings.dag), dagid, now, resume_at=lambda: _earliest_start(context, settings, node))
     try:  # the node's cluster is submitted after PRE: POST reads the log from here on
         log_offset = os.stat(settings.node_log_path()).st_size
     except OSError:
@@ -164,14 +164,13 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
             replicas, model_detail = model_path.decide(store, model_spec, phi=phi, estimate=estimate,
                                                        decided_at=decided_at, cap=cap)
         chosen = f"model: {model_detail['reason']}"
+    elif phi <= 0.0:
+        # No slack left: a replica runs as long as the task, so none can meet
+        # the task's deadline s_t + max(0, 1+φ′)·e_t and extra ones only
+        # waste. One replica is forced, not chosen: the agent is not asked and
+        # learns nothing from it (no replica count could change its outcome).
+        replicas, chosen = 1, "forced"
     else:
-        capped = ""
-        if phi <= 0.0:
-            # No slack left: a replica runs as long as the task, so none can
-            # meet the task's deadline s_t + max(0, 1+φ′)·e_t; extra ones only
-            # waste. The agent still logs (and learns from) its one replica.
-            cap, capped = 1, ", phi'<=0: 1 replica"
-
         # Noted before deciding: a PRE killed between the store's commit and
         # the state below leaves this, and the node's next PRE closes
         # whatever this attempt decided (no decision pending for ever).
@@ -183,7 +182,7 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
             )
         decided.update(decision_id=decision.decision_id, estimate=decision.estimate, settings=settings)
         decision_id, replicas, explored = decision.decision_id, decision.replicas, decision.explored
-        chosen = ("explore" if explored else "greedy") + capped
+        chosen = "explore" if explored else "greedy"
     decided_state = {**state, "mode": "replicas", "decision_id": decision_id, "replicas": replicas, "phi_prime": phi,
                      "decided_at": decided_at, "estimate": estimate, "criticality": settings.criticality,
                      "dag_key": plan.key, "files": []}
@@ -214,6 +213,8 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
                                  macros=_node_macros(context, node, retry, dagid) if replicas > 1 else {},
                                  cwd=os.getcwd(), prefer_idle=policy.prefers_idle, extra_lines=extra)
     body, files, notes = described.body, described.files, [*described.notes, *notes]
+    if chosen == "forced":
+        notes.insert(0, "phi'<=0: no replica count can meet the deadline; not asked, not learnt")
     node_state = {**decided_state, "files": files, "chosen": chosen}
     write_node_state(node_state_path(context, node), node_state)
     _journal(context, node, node_state)
@@ -227,6 +228,15 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
     if orphan:
         message += f"; {orphan}"
     return message
+
+
+def _earliest_start(context: str, settings: Any, node: str) -> float:
+    """The node's earliest start in the plan (seconds after s(W)): where a
+    rescue that starts with it resumes the schedule."""
+    from condor_rlrep.rundir.plan import load_plan
+
+    entry = load_plan(context, settings).node(node)
+    return float(entry[3]) if len(entry) > 3 else 0.0
 
 
 def _journal(context: str | None, node: str | None, record: dict[str, Any]) -> None:

@@ -6,7 +6,12 @@ replicable node is left to run.
 
 It ends by itself, exit 0, as soon as every node that runs replicas
 (``<ctx>/replicable.txt``, less the nodes a rescue DAG marks DONE) has
-finished with a successful replica: DAGMan then sees the SERVICE node exit
+finished with a successful replica, or its POST accepted it (a journal
+``POST`` record with exit 0 for a cluster of the node in this DAGMan's node
+log: replicas that all failed, but the user's POST made the node succeed;
+read from the journal, which POST writes before it exits, so that the
+reaper is gone before DAGMan has seen that POST end; the reaper may start
+after that POST, so the whole journal is read): DAGMan then sees the SERVICE node exit
 normally before the DAG ends, and its log stays clean (it logs "unexpected
 job event" / "BAD EVENT" when it has to remove a running SERVICE node at the
 end). It also stops on SIGTERM (DAGMan removing it: the DAG failed or was
@@ -97,10 +102,13 @@ def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sle
 
     reaper = Reaper(log_path, schedd=schedd, on_line=lambda line: hooklog.line("REAPER", None, line))
 
+    accepted = _AcceptedNodes(context) if context and watch else None
+
     def should_stop() -> bool:
         if why["stop"]:
             return True
-        if watch is not None and watch <= reaper.done_nodes:
+        if watch is not None and (watch <= reaper.done_nodes
+                                  or (accepted is not None and watch - reaper.done_nodes <= accepted.update(reaper.nodes))):
             why["stop"] = f"all {len(watch)} replicable node(s) finished"
             return True
         if stop_file and os.path.exists(stop_file):
@@ -131,6 +139,55 @@ def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sle
         _flush_spool(context, settings, hooklog)
     hooklog.line("REAPER", None, f"stopped ({why['stop']}); {reaper.summary()}")
     return 0
+
+
+class _AcceptedNodes:
+    """Nodes whose POST exited 0 for one of their clusters in this DAGMan's
+    node log (the journal's POST records; an earlier DAGMan's clusters are
+    gone from the log it truncated), the journal read incrementally: a poll
+    whose journal has not grown costs one ``stat``."""
+
+    def __init__(self, context: str):
+        from condor_rlrep.rundir.journal import JOURNAL_FILE
+
+        self.path = os.path.join(context, JOURNAL_FILE)
+        self.posts: set[tuple[int, str]] = set()
+        """(cluster, node) of every POST that exited 0."""
+        self._offset = 0
+        self._size = -1
+
+    def update(self, clusters: dict[int, str]) -> set[str]:
+        """The accepted nodes among ``clusters`` (cluster → node, this log's)."""
+        self._read()
+        return {node for cluster, node in self.posts if clusters.get(cluster) == node}
+
+    def _read(self) -> None:
+        import json
+
+        try:
+            size = os.stat(self.path).st_size
+            if size == self._size:
+                return
+            if size < self._offset:
+                self._offset = 0
+            with open(self.path, "rb") as handle:
+                handle.seek(self._offset)
+                data = handle.read()
+        except OSError:
+            return
+        end = data.rfind(b"\n") + 1  # a line being appended is read next time
+        self._offset += end
+        self._size = self._offset
+        for raw in data[:end].splitlines():
+            if b'"POST"' not in raw:
+                continue
+            try:
+                record = json.loads(raw)
+            except ValueError:
+                continue
+            if (isinstance(record, dict) and record.get("hook") == "POST" and record.get("exit") == 0
+                    and isinstance(record.get("cluster"), int) and isinstance(record.get("node"), str)):
+                self.posts.add((record["cluster"], record["node"]))
 
 
 def _start_broker(context: str | None, settings: Any, hooklog: HookLog) -> Any:

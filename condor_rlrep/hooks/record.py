@@ -29,9 +29,12 @@ from condor_rlrep.hooks.spool import flush_spool, spool_model, spool_outcome
 __all__ = ["record_attempt", "decision_identity"]
 
 
-def record_attempt(context: str, settings: Any, state: dict[str, Any], history: Any) -> str:
+def record_attempt(context: str, settings: Any, state: dict[str, Any], history: Any, *,
+                   accepted: bool | None = None) -> str:
     """Judge and record the attempt PRE decided (``state``) from its replicas
-    (``history``); a summary for the hook log ("" for a node run unchanged)."""
+    (``history``) and the node's final verdict (``accepted``: the user's
+    POST's, None when the replicas alone decide); a summary for the hook log
+    ("" for a node run unchanged)."""
     if state.get("mode") != "replicas":
         return ""
     from condor_rlrep.outcome import evaluate
@@ -53,6 +56,7 @@ def record_attempt(context: str, settings: Any, state: dict[str, Any], history: 
         estimate=float(state["estimate"]),
         replicas=int(state["replicas"]),
         power=settings.power_table(),
+        accepted=accepted,
     )
     summary = (
         f"s_t={submit_time:.0f} replicas={int(state['replicas'])} evictions={history.evictions} removed={removed} "
@@ -61,6 +65,8 @@ def record_attempt(context: str, settings: Any, state: dict[str, Any], history: 
     )
     if decision_id is None and state.get("model"):
         return f"{summary}; {_record_model(context, settings, state, history)}"
+    if decision_id is None and state.get("chosen") == "forced":
+        return summary + " (forced, phi'<=0: nothing learnt)"
     if decision_id is None:
         return summary + " (fixed policy: nothing to record)"
     from dataclasses import asdict
@@ -74,6 +80,7 @@ def record_attempt(context: str, settings: Any, state: dict[str, Any], history: 
                     history.invocations, submit_time=submit_time,
                     phi_prime=float(state["phi_prime"]), estimate=float(state["estimate"]),
                     replicas=int(state["replicas"]), power=settings.power_table(), failure_reward=failure_reward,
+                    accepted=accepted,
                 )
             identity = decision_identity(settings, state)
             held = store.decision(int(decision_id)).context

@@ -70,7 +70,7 @@ def single_unrecorded(state: dict[str, Any] | None) -> bool:
     """One replica and nothing to record (a fixed policy): DAGMan's
     ``$RETURN`` is the node's result, and the log need not be read."""
     return bool(state and state.get("mode") == "replicas" and int(state.get("replicas", 1)) == 1
-                and state.get("decision_id") is None and not state.get("model"))
+                and state.get("decision_id") is None and not state.get("model") and state.get("chosen") != "forced")
 
 
 def note_dag_change(context: str, settings: Any, state: dict[str, Any], notes: list[str]) -> None:

@@ -22,6 +22,20 @@ from condor_rlrep.policyspec import PolicySpec
 
 __all__ = ["prepare_store"]
 
+_MODEL_EMPTY = ("for model:R's survival model, no runs yet: until POSTs record real runs it assumes the prior "
+                "eviction rate of 1 per 8 h and runs as many replicas as a task needs to finish with the target "
+                "probability; no epsilon, no exploration")
+
+
+def _untried(strategy: str, epsilon: float) -> str:
+    """What an agent that has learnt nothing does (docs/model.md §10)."""
+    if strategy == "epsilon-greedy":
+        return (f"nothing learnt yet: untried counts tie and ties go to fewer replicas, so it runs 1 replica "
+                f"except when it explores ({epsilon:.0%} of decisions, uniformly among the counts)")
+    if strategy == "ucb1":
+        return "nothing learnt yet: it tries each count once per state, fewest replicas first"
+    return "nothing learnt yet: it samples every count from the same prior, so it picks one at random"
+
 
 def prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | None, bool, str]:
     """The store the hooks will use (an absolute path, or a server URL without
@@ -71,14 +85,27 @@ def prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | None
             create_store(path, config).close()
         except StoreError as err:
             raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+        if spec.kind == "model":
+            return run_spec, True, f"created now ({_MODEL_EMPTY}){secret}"
         return run_spec, True, (f"created now ({strategy}, 1..{opts.max_replicas} replicas, "
-                                f"epsilon {LIVE_EPSILON_HIGH:g} then {config.epsilon_low:g}){secret}")
+                                f"epsilon {LIVE_EPSILON_HIGH:g} then {config.epsilon_low:g}; "
+                                f"{_untried(strategy, LIVE_EPSILON_HIGH)}){secret}")
     try:
         with open_store(path) as store:
             config, stats = store.config, store.stats()
+            cells = store.survival_cells() if spec.kind == "model" else []
     except StoreError as err:
         raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+    if spec.kind == "model":
+        exposure = sum(cell[2] for cell in cells)
+        if not exposure:
+            return run_spec, False, f"existing ({_MODEL_EMPTY}){secret}"
+        evictions = sum(cell[3] for cell in cells)
+        return run_spec, False, (f"existing (model:R's survival model: {exposure / 3600:.4g} h of runs, "
+                                 f"{evictions:g} eviction(s)){secret}")
     note = f"existing ({config.strategy}, {stats.rewards_seen} reward(s) learnt, {stats.pending} pending"
+    if stats.rewards_seen == 0:
+        note += f"; {_untried(config.strategy, config.epsilon_high)}"
     if config.max_replicas > opts.max_replicas:
         note += f"; its actions are 1..{config.max_replicas} replicas, capped at {opts.max_replicas} per node"
     return run_spec, False, note + ")" + secret

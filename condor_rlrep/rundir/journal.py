@@ -84,6 +84,7 @@ def history_record(history: Any) -> dict[str, Any]:
         "procs": sorted(history.procs),
         "evictions": history.evictions,
         "holds": history.holds,
+        "aborted": sorted(history.aborted),
         "invocations": [
             [inv.replica, inv.host, slots.get((inv.replica, inv.start)), inv.start, inv.end, inv.ended_by, inv.exit_code]
             for inv in history.invocations

@@ -11,6 +11,15 @@ renames rescue files away), starts a new run. Without a usable ``$DAGID``
 every call continues the recorded run. Updates hold an exclusive ``flock`` on
 ``run.lock``, so concurrent PREs agree on one start.
 
+**A rescue resumes on schedule.** The time between the failed DAGMan and
+the rescue (the user's downtime: hours, a weekend) is no replica's doing, so
+a rescue does not keep the first DAGMan's clock: its first PRE moves s(W) so
+that the node it starts is on schedule, ``s(W) = now − ES(node)`` (ES: the
+node's earliest start in the plan, from the run's start; ``resume_at`` gives
+it), and every later PRE of the run reads that start. The run keeps its id;
+``run.json`` keeps the first start (``first_start``) and each rescue's move
+(``resumed``).
+
 **Node state.** PRE writes ``state/<node>.json`` (decision id, replica count,
 submit time, φ′, estimate, attempt) for POST, which does not need the graph:
 a DAG edited between PRE and POST cannot change what the decision was.
@@ -60,8 +69,13 @@ def _rescue_written_since(dag_path: str, since: float) -> bool:
     return False
 
 
-def workflow_start(context: str, dag_path: str, dagid: str | None, now: float) -> RunInfo:
-    """s(W) of the current run of ``dag_path`` (recording it on the first call)."""
+def workflow_start(context: str, dag_path: str, dagid: str | None, now: float,
+                   resume_at: Any = None) -> RunInfo:
+    """s(W) of the current run of ``dag_path`` (recording it on the first call).
+
+    ``resume_at()``: the calling node's earliest start in the plan (seconds
+    from s(W)), asked only when a rescue joins the run; s(W) then becomes
+    ``now`` minus it (0 when it is None or fails)."""
     import fcntl  # lazy: cheap, but only PRE needs it
 
     run_file = os.path.join(context, "run.json")
@@ -86,8 +100,22 @@ def workflow_start(context: str, dag_path: str, dagid: str | None, now: float) -
             if _rescue_written_since(dag_path, start):
                 dagids.append(dagid)
                 record["dagids"] = dagids
+                offset = 0.0
+                if resume_at is not None:
+                    try:
+                        offset = float(resume_at() or 0.0)
+                    except Exception:  # noqa: BLE001 - no plan: the rescue starts its clock now
+                        offset = 0.0
+                    if not offset >= 0.0 or offset == float("inf"):
+                        offset = 0.0
+                resumed = now - offset
+                record.setdefault("first_start", start)
+                earlier = record.get("resumed")
+                record["resumed"] = [*(earlier if isinstance(earlier, list) else []),
+                                     {"dagid": dagid, "at": now, "start": resumed}]
+                record["start"] = resumed
                 write_atomic(run_file, json.dumps(record, sort_keys=True) + "\n", mode=PRIVATE, fixed_tmp=True)
-                return RunInfo(start, str(record.get("run_id", "")), dagids, True)
+                return RunInfo(resumed, str(record.get("run_id", "")), dagids, True)
         dagids = [dagid] if dagid is not None else []
         run_id = f"{dagid or 'dag'}@{int(now)}"
         write_atomic(run_file, json.dumps({"start": now, "run_id": run_id, "dagids": dagids}, sort_keys=True) + "\n",

@@ -68,6 +68,8 @@ class Attempt:
     post_time: float | None = None
     closed: str | None = None
     """``POST`` (its verdict), ``removed with the DAG`` (the reaper or a rescue PRE closed it)."""
+    accepted: bool | None = None
+    """The user's POST's verdict on the node, which the reward follows (None: no user POST)."""
     sources: set[str] = field(default_factory=set)
 
     @property
@@ -110,7 +112,7 @@ class Attempt:
             return None
         return evaluate(self.history.invocations, submit_time=float(submit), phi_prime=float(self.phi_prime),
                         estimate=float(self.estimate), replicas=int(self.replicas), power=power,
-                        failure_reward=failure_reward)
+                        failure_reward=failure_reward, accepted=self.accepted)
 
 
 def _attempt_from_decision(record: Mapping[str, Any], source: str) -> Attempt:
@@ -150,6 +152,9 @@ def history_from_journal(record: Mapping[str, Any]) -> ClusterHistory | None:
             history.exit_codes[inv.replica] = int(code)
         elif ended_by == "removed":
             history.aborted.add(inv.replica)
+    for proc in record.get("aborted") or ():  # removed while idle or held: no invocation shows it
+        history.aborted.add(int(proc))
+        history.procs.add(int(proc))
     return history
 
 
@@ -184,6 +189,8 @@ def assemble(
             if hook == "POST":
                 attempt.post_code = _int(record.get("exit"))
                 attempt.post_time = _float(record.get("at"))
+                accepted = record.get("accepted")
+                attempt.accepted = accepted if isinstance(accepted, bool) else None
             cluster = record.get("cluster")
             if cluster in in_log:  # the node log's own account replaces the journal's below
                 by_cluster[int(cluster)] = attempt

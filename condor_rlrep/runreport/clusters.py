@@ -98,6 +98,8 @@ def summarize(history: ClusterHistory, states: dict[int, str] | None = None) -> 
         states = {}
         for inv in history.invocations:
             states[inv.replica] = inv.ended_by
+        for proc in sorted(history.aborted):
+            states[proc] = "removed"  # also one that never ran (removed while idle or held)
     ends = [inv.end for inv in history.invocations if inv.ended_by != "running"]
     return ClusterSummary(history.cluster, history.node, history.submit_time, len(history.procs), history.winner,
                           history.evictions, tuple(states.items()), max(ends) if ends else None,

@@ -19,6 +19,7 @@ ENDING_STYLE: dict[str, tuple[str, str]] = {
     "success": ("#8fbf8f", "exited 0 (not the winner)"),
     "failure": ("#d62728", "failed (exit ≠ 0)"),
     "evicted": ("#ff7f0e", "evicted (requeued)"),
+    "held": ("#9467bd", "held"),
     "removed": ("#b0b0b0", "removed"),
     "running": ("#1f77b4", "still running"),
 }

@@ -41,7 +41,7 @@ from condor_rlrep.rundir.layout import REAPER_NODE
 
 __all__ = ["RunReader", "RunData", "NodeInfo", "CHECKPOINT_VERSION"]
 
-CHECKPOINT_VERSION = 3
+CHECKPOINT_VERSION = 4
 _MAGIC = b"condor-rlrep status checkpoint\n"
 
 
@@ -53,6 +53,9 @@ class NodeInfo:
     instrumented: bool
     parents: tuple[str, ...]
     children: tuple[str, ...]
+    has_post: bool = True
+    """The copy runs a POST script for it (ours or the user's): its 016 event or
+    journal record is its verdict; without one, the job's own end is."""
 
 
 @dataclass
@@ -137,7 +140,7 @@ class RunReader:
                 workflow = self.files.workflow(scripts=scripts)
             except OSError as err:
                 raise RunInputError(f"cannot read the DAG: {err.strerror or err}", path=self.files.dag) from err
-            self._nodes = _node_infos(workflow, self.files.replicable())
+            self._nodes = _node_infos(workflow, self.files.replicable(), _post_nodes(self.files.dag))
 
     def read(self, *, now: float | None = None, require_complete: bool | None = None) -> RunData:
         """Read what is new and join it. ``require_complete``: a node log whose
@@ -180,6 +183,12 @@ class RunReader:
             current_dagid = str(run_record["dagids"][-1])
         clusters = self.nodelog.clusters_of()
         clusters.pop(REAPER_NODE, None)
+        if run_record is None and fixed:
+            # no hook records a run and DAGMan's output is gone: the node log's first submission starts it
+            submits = [entry.summary().submit_time for entries in clusters.values() for entry in entries]
+            first = min((t for t in submits if t is not None), default=None)
+            if first is not None:
+                run_record = {"start": first, "run_id": f"dag@{int(first)}", "dagids": [], "from": "node log"}
         known = {r["node"] for r in journal if r.get("hook") == "PRE"}
         attempts = assemble(journal, read_node_states(self.files.context, known), clusters, current_dagid=current_dagid,
                             current_run=str(run_record["run_id"]) if run_record and run_record.get("run_id") else None)
@@ -217,8 +226,8 @@ class RunReader:
             nodes = None
             if saved["dag_key"] == self._dag_key:
                 nodes = {str(name): NodeInfo(str(name), str(kind), bool(ours), tuple(map(str, parents)),
-                                             tuple(map(str, children)))
-                         for name, kind, ours, parents, children in saved["nodes"]}
+                                             tuple(map(str, children)), bool(post))
+                         for name, kind, ours, parents, children, post in saved["nodes"]}
         except Exception:  # noqa: BLE001 - not a checkpoint of ours for this run: read afresh
             return
         self.nodelog, self.dagout, self.journal = nodelog, dagout, journal
@@ -235,7 +244,7 @@ class RunReader:
                 "version": CHECKPOINT_VERSION, "python": list(sys.version_info[:2]), "dag": self.files.dag,
                 "nodelog": self.nodelog.to_state(), "dagout": self.dagout.to_state(),
                 "journal": self.journal.to_state(), "dag_key": self._dag_key,
-                "nodes": [[i.name, i.kind, i.instrumented, list(i.parents), list(i.children)]
+                "nodes": [[i.name, i.kind, i.instrumented, list(i.parents), list(i.children), i.has_post]
                           for i in (self._nodes or {}).values()],
             }
             os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
@@ -288,7 +297,30 @@ def _stat_key(*paths: str) -> list[tuple[int, int, int, int] | None]:
     return key
 
 
-def _node_infos(workflow: Any, replicable: set[str]) -> dict[str, NodeInfo]:
+def _post_nodes(dag: str) -> set[str] | None:
+    """Nodes the DAG file gives a POST script (``SCRIPT [DEFER s t] [DEBUG f t]
+    POST node …``); None: every node (``ALL_NODES``) or the file unreadable."""
+    nodes: set[str] = set()
+    try:
+        with open(dag, encoding="utf-8", errors="surrogateescape") as handle:
+            for line in handle:
+                words = line.split()
+                if len(words) < 3 or words[0].upper() != "SCRIPT":
+                    continue
+                upper = [w.upper() for w in words]
+                if "POST" not in upper[1:6]:
+                    continue
+                at = upper.index("POST", 1) + 1
+                if at < len(words):
+                    if upper[at] == "ALL_NODES":
+                        return None
+                    nodes.add(words[at])
+    except OSError:
+        return None
+    return nodes
+
+
+def _node_infos(workflow: Any, replicable: set[str], post: set[str] | None = None) -> dict[str, NodeInfo]:
     parents: dict[str, list[str]] = {}
     children: dict[str, list[str]] = {}
     # the parser's edges are a set: in file order, or status would list nodes in a per-process order
@@ -302,5 +334,5 @@ def _node_infos(workflow: Any, replicable: set[str]) -> dict[str, NodeInfo]:
         kind = "NOOP" if node.noop else str(node.kind)
         instrumented = node.name in replicable or (not replicable and "PRE" in node.scripts and kind == "JOB")
         infos[node.name] = NodeInfo(node.name, kind, instrumented, tuple(parents.get(node.name, ())),
-                                    tuple(children.get(node.name, ())))
+                                    tuple(children.get(node.name, ())), post is None or node.name in post)
     return infos

@@ -227,7 +227,8 @@ def _run_report(data: RunData, run_id: str, agent: Any, records: dict[int, Any],
     completion = max(ends) if ends and done else None
     makespan = None if completion is None or start is None else completion - start
     p_w = None if makespan is None or cr <= 0 else makespan / cr - 1.0
-    failed = [r for r in nodes if r.outcome in ("failed",) or (r.post_code not in (None, 0))]
+    # the node's verdict decides (a user's POST may accept failed replicas); without one, the replicas'
+    failed = [r for r in nodes if r.post_code not in (None, 0) or (r.post_code is None and r.outcome == "failed")]
     for report in failed:
         later = _later_attempts(data, report)
         if later:  # the user's error file now holds a later attempt's stderr: not this one's
@@ -236,7 +237,9 @@ def _run_report(data: RunData, run_id: str, agent: Any, records: dict[int, Any],
             _stderr(report, data, tail_lines)
     single = sum(float(plan.node(n)[0]) for n in job_nodes if _in_plan(plan, n)) * power.default_watts
     warnings = list(data.warnings)
-    early = sorted(r.node for r in nodes if start is not None and r.submit_time is not None and r.submit_time < start)
+    # a rescue moves s(W) (it resumes on schedule): what ran under the earlier DAGMan is not early
+    first = _float_or((data.run_record or {}).get("first_start"), start) if run_id == data.current_run else start
+    early = sorted(r.node for r in nodes if first is not None and r.submit_time is not None and r.submit_time < first)
     if early:
         warnings.append(f"{', '.join(early)} submitted before s(W), the run's first PRE (a node the plugin leaves "
                         "alone ran first): makespan and p(W) count from s(W), as the deadline does")
@@ -251,6 +254,10 @@ def _run_report(data: RunData, run_id: str, agent: Any, records: dict[int, Any],
         removed=sum(r.removed for r in nodes), watts_default=power.default_watts, failed=failed,
         warnings=warnings,
     )
+
+
+def _float_or(value: Any, default: float | None) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else default
 
 
 def _later_attempts(data: RunData, report: NodeReport) -> int:
@@ -276,7 +283,9 @@ def _node_report(attempt: Attempt, index: int, power: Any, failure_reward: float
 
     history = attempt.history
     invocations = list(history.invocations) if history is not None else []
-    removed = len({inv.replica for inv in invocations if inv.ended_by == "removed"})
+    # every removed proc, also one removed before it ran (as status counts them)
+    removed = len(history.aborted | {inv.replica for inv in invocations if inv.ended_by == "removed"}) \
+        if history is not None else 0
     failed_replicas = len({inv.replica for inv in invocations if inv.ended_by == "failure"})
     outcome = attempt.outcome(power, failure_reward)
     submit = attempt.submit_time if attempt.submit_time is not None else attempt.decided_at
@@ -288,12 +297,13 @@ def _node_report(attempt: Attempt, index: int, power: Any, failure_reward: float
     if outcome is None and invocations:  # not decided by us: energy still counts, no deadline to judge
         outcome = evaluate(invocations, submit_time=float(submit or invocations[0].start), phi_prime=math.inf,
                            estimate=0.0, replicas=max(1, len(history.procs)), power=power,
-                           failure_reward=failure_reward)
+                           failure_reward=failure_reward, accepted=attempt.accepted)
         judged = False
     else:
         judged = outcome is not None
     if attempt.closed == "removed with the DAG":
         verdict = "removed"
+        judged = False  # no POST judged it: the store closed it with its own estimate (nothing learnt)
     elif history is None or any(inv.ended_by == "running" for inv in invocations) and winner is None:
         verdict = "running" if attempt.post_code is None else ("failed" if attempt.post_code else "no decision")
     elif outcome is not None and outcome.completed:
@@ -319,7 +329,8 @@ def _node_report(attempt: Attempt, index: int, power: Any, failure_reward: float
         good_energy_j=outcome.good_energy_j if outcome is not None else None,
         bad_energy_j=outcome.bad_energy_j if outcome is not None else None,
         sigma=outcome.sigma if judged and outcome is not None else None, outcome=verdict,
-        reward=outcome.reward if judged and outcome is not None else None,
+        # a forced count (phi' <= 0) teaches nothing: no reward (docs/model.md §7)
+        reward=outcome.reward if judged and outcome is not None and attempt.chosen != "forced" else None,
         reward_recorded=None if record is None else record.reward, post_code=attempt.post_code,
     )
 

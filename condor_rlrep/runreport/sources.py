@@ -90,6 +90,12 @@ def open_run(dag: str | os.PathLike[str], *, need_started: bool = True) -> RunFi
     node_log = settings.node_log_path()
     dagman_out = path + ".dagman.out"
     store = str(settings.store) if settings.store else None
+    try:
+        unused = settings.policy_spec().fixed_replicas is not None
+    except Exception:  # noqa: BLE001 - a policy the hooks would fail open on: the store may still tell
+        unused = False
+    if unused:
+        store = None  # a fixed policy records nothing: a named store is unused ("named, unused"), maybe never made
     if need_started and not _started(context, node_log, dagman_out):
         raise RunInputError(
             f"the run never started (no {os.path.join(context, 'run.json')}, no node log {node_log}): "

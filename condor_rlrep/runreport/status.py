@@ -14,7 +14,16 @@ state comes from its latest attempt:
 * ``POST`` — the POST script runs, or every replica has ended and DAGMan is
   about to run it;
 * ``done`` / ``failed`` — POST's verdict (the 016 event, or the journal for an
-  attempt of an earlier DAGMan); ``failed`` also for a PRE that failed.
+  attempt of an earlier DAGMan); for a node with no POST script (a FINAL or
+  a node left alone), its job's own end (DAGMan's rule: done iff no proc
+  failed or was removed); ``done`` also for a node the rescue DAG that this
+  DAGMan runs marks DONE (a NOOP node whose events went with the earlier
+  node log); ``failed`` also for a PRE that failed, and for a node whose
+  POST never ran because DAGMan exited first.
+
+A node whose replicas are all held waits for ever, as it would without
+condor-rlrep: its note, and a warning, say so and name the commands that
+show why (``condor_q -hold``) and end the wait (``condor_release``).
 
 **Slack** is the time the node leaves in hand against the workflow deadline
 d = s(W) + (1+φ)·CR(W) (eq. 2), with the plan's estimates for what is still
@@ -140,6 +149,7 @@ def run_status(data: RunData, *, queue: QueueState | None = None) -> RunStatus:
     else:
         dagman = f"exited {session.exit_status}"
     statuses: dict[str, NodeStatus] = {}
+    rescued = rescue_done(data)
     estimates = plan.nodes  # every node's at once: one lookup each (``plan.node`` finds its bucket first)
     for name in _topological(data):
         if name == REAPER_NODE:  # the plugin's own SERVICE node, not the user's work
@@ -149,7 +159,9 @@ def run_status(data: RunData, *, queue: QueueState | None = None) -> RunStatus:
         status = NodeStatus(name, info.kind, "waiting", info.instrumented, attempts=len(attempts))
         noop = data.nodelog.noops.get(name)
         if attempts:
-            _from_attempt(status, attempts[-1], data, queue)
+            _from_attempt(status, attempts[-1], data, queue, info.has_post)
+        elif name in rescued:
+            status.state, status.note = "done", "done before this DAGMan (its rescue DAG says DONE)"
         elif noop is not None:
             status.submit_time, status.end_time = noop.submit_time, noop.end_time
             status.state = "done" if (noop.post_code if noop.post_code is not None else noop.exit_code) == 0 else (
@@ -157,6 +169,12 @@ def run_status(data: RunData, *, queue: QueueState | None = None) -> RunStatus:
         _scripts(status, data)
         if status.state == "waiting" and dagman.startswith("exited"):
             status.state = "not run"
+        elif status.state in ("won", "POST") and dagman.startswith("exited"):
+            status.state = "failed"  # DAGMan will not run its POST any more: the node did not complete
+            status.note = "DAGMan exited before its POST ran (a rescue DAG runs the node again)"
+        elif status.state == "held":
+            status.note = (f"every replica is held: DAGMan waits for ever (as without condor-rlrep); "
+                           f"condor_q -hold {status.cluster} says why, condor_release {status.cluster} resumes")
         status.slack_s = _slack(status, estimates, deadline, data.now)
         statuses[name] = status
     nodes = list(statuses.values())
@@ -172,15 +190,59 @@ def run_status(data: RunData, *, queue: QueueState | None = None) -> RunStatus:
         "evictions": sum(s.evictions for s in nodes),
     }
     slacks = [s.slack_s for s in nodes if s.slack_s is not None]
+    warnings = list(data.warnings)
+    held = [s for s in nodes if s.state == "held"]
+    if held and dagman == "running":
+        clusters = " ".join(str(s.cluster) for s in held)
+        warnings.append(f"{len(held)} node(s) ({', '.join(s.node for s in held[:5])}) have every replica on hold and "
+                        f"will wait for ever, as without condor-rlrep: `condor_q -hold {clusters}` shows why, "
+                        f"`condor_release {clusters}` lets them run again (or `condor_rm` them to fail the node)")
+    spooled = spooled_entries(data.files.context)
+    if spooled:
+        warnings.append(f"{spooled} outcome(s)/model update(s) wait in {data.files.context}/spool: the store could not "
+                        f"take them and no hook has flushed them yet; `condor-rlrep agent flush {data.files.dag}` "
+                        "records them")
     return RunStatus(
         dag=data.files.dag, now=data.now, run_id=data.current_run, dagid=data.current_dagid, dagman=dagman,
         dagman_exited_at=None if session is None else session.exited_at, workflow_start=start, critical_path_s=cr, phi=phi, deadline=deadline, nodes=nodes,
         counts={k: v for k, v in counts.items() if v}, replicas=replicas, slack_s=min(slacks) if slacks else None,
-        warnings=list(data.warnings),
+        warnings=warnings,
     )
 
 
-def _from_attempt(status: NodeStatus, attempt: Attempt, data: RunData, queue: QueueState | None) -> None:
+def rescue_done(data: RunData) -> set[str]:
+    """Nodes the rescue DAG that the current DAGMan runs marks DONE (the
+    previous DAGMan of the same run wrote it)."""
+    sessions = data.sessions
+    if len(sessions) < 2 or not sessions[-2].rescue:
+        return set()
+    import os
+
+    path = os.path.join(os.path.dirname(data.files.dag), sessions[-2].rescue)
+    done: set[str] = set()
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            for line in handle:
+                words = line.split()
+                if len(words) >= 2 and words[0].upper() == "DONE":
+                    done.add(words[1])
+    except OSError:
+        return set()
+    return done
+
+
+def spooled_entries(context: str) -> int:
+    """Outcomes and model updates waiting in the run's spool."""
+    import os
+
+    try:
+        return sum(1 for n in os.listdir(os.path.join(context, "spool")) if n.endswith(".json") and not n.startswith("."))
+    except OSError:
+        return 0
+
+
+def _from_attempt(status: NodeStatus, attempt: Attempt, data: RunData, queue: QueueState | None,
+                  has_post: bool = True) -> None:
     status.retry = attempt.retry
     status.chosen = attempt.chosen
     status.decided = attempt.replicas if attempt.mode in ("replicas",) else None
@@ -211,6 +273,9 @@ def _from_attempt(status: NodeStatus, attempt: Attempt, data: RunData, queue: Qu
     if attempt.post_code is not None:
         status.state = "done" if attempt.post_code == 0 else "failed"
         status.end_time = attempt.post_time
+    elif not has_post and values and summary.unfinished == 0:
+        # no POST script: DAGMan's verdict is the job's (success iff no proc failed or was removed)
+        status.state = "done" if all(v == "success" for v in values) else "failed"
     elif status.winner is not None:
         status.state = "won"
     elif status.running:

@@ -44,7 +44,10 @@ def status_table(status: RunStatus, *, limit: int | None = None) -> str:
     the most urgent first — a 10,000-node DAG does not fit a terminal)."""
     lines = [f"{status.dag}"]
     run = status.run_id or "-"
-    lines.append(f"run {run}  DAGMan {status.dagid or '-'} {status.dagman}  at {clock(status.now)}")
+    dagman = status.dagman
+    if dagman.startswith("exited") and status.dagman_exited_at is not None:
+        dagman += f" at {clock(status.dagman_exited_at)}"  # when DAGMan exited, not when status looked
+    lines.append(f"run {run}  DAGMan {status.dagid or '-'} {dagman}  (status at {clock(status.now)})")
     if status.workflow_start is not None and status.deadline is not None:
         end = status.dagman_exited_at if status.dagman_exited_at is not None else status.now
         elapsed = end - status.workflow_start
@@ -66,11 +69,12 @@ def status_table(status: RunStatus, *, limit: int | None = None) -> str:
         rows = sorted(rows, key=lambda s: (urgent.get(s.state, 9), s.slack_s if s.slack_s is not None else 1e300))
         rows = rows[:limit]
         lines.append(f"(showing {limit} of {len(status.nodes)} nodes, active and least slack first; --all for every node)")
-    header = ("NODE", "STATE", "HOW", "DECIDED", "RUN", "IDLE", "REMOVED", "EVICT", "WINNER", "PHI'", "SLACK", "NOTE")
+    header = ("NODE", "STATE", "HOW", "DECIDED", "RUN", "IDLE", "HELD", "REMOVED", "EVICT", "WINNER", "PHI'", "SLACK",
+              "NOTE")
     table: list[tuple[str, ...]] = [header]
     for s in rows:
         table.append((
-            s.node, s.state, s.chosen or "-", _count(s.decided), _count(s.running), _count(s.idle + s.held),
+            s.node, s.state, s.chosen or "-", _count(s.decided), _count(s.running), _count(s.idle), _count(s.held),
             _count(s.removed), _count(s.evictions), "-" if s.winner is None else f"{s.cluster}.{s.winner}",
             _phi(s.phi_prime), duration(s.slack_s, signed=True), s.note or "",
         ))
