@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from condor_rlrep import __version__
+from condor_rlrep.cli.interrupt import Interrupted, interrupted
 from condor_rlrep.cli.options import HELP, LOGGER
 from condor_rlrep.errors import RlrepError
 
@@ -67,10 +68,19 @@ class _LazyGroup(_LazyCommands):
     Whatever a command raises that is the user's to fix — a usage error, a
     library :class:`~condor_rlrep.errors.RlrepError`, an unreadable file —
     ends as ``condor-rlrep: error: …`` on stderr and exit status 2; a
-    declined prompt or Ctrl-C as "Aborted." and 130. This is the group's
-    own ``main``, so ``condor-rlrep``, :func:`main` and click's test runner
-    all behave alike.
+    declined prompt as "Aborted." and 130, Ctrl-C as one line saying what
+    was kept (:mod:`condor_rlrep.cli.interrupt`) and 130. This is the
+    group's own ``main``, so ``condor-rlrep``, :func:`main` and click's test
+    runner all behave alike.
     """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        # click would print a blank line and raise Abort ("Aborted."): carry
+        # the interrupt, with what the command kept, to main instead.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as err:
+            raise Interrupted(str(err)) from None
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -78,6 +88,8 @@ class _LazyGroup(_LazyCommands):
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
             result = super().main(args, prog_name or "condor-rlrep", complete_var, standalone_mode=False, **extra)
+        except Interrupted as err:
+            interrupted(str(err))
         except click.exceptions.Abort:
             click.echo("Aborted.", err=True)
             sys.exit(130)

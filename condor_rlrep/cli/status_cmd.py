@@ -33,13 +33,23 @@ def status(dag: str, as_json: bool, watch: float | None, schedd: str | None, sho
     workflow deadline, with the run's totals on top. Reads only files (node
     log, .dagman.out, the run's context) unless --schedd."""
     from condor_rlrep.runreport.load import RunReader
-    from condor_rlrep.runreport.status import run_status
-    from condor_rlrep.runreport.tables import status_table
 
     if watch is not None and watch <= 0:
         raise click.BadParameter("must be > 0", param_hint="--watch")
     reader = RunReader(dag, use_checkpoint=watch is None)
     limit = None if show_all or as_json else 40
+    try:
+        _watch(reader, as_json, watch, schedd, limit)
+    except KeyboardInterrupt as err:
+        if watch is None:
+            raise
+        raise KeyboardInterrupt("stopped watching; DAGMan's run goes on") from err
+
+
+def _watch(reader, as_json: bool, watch: float | None, schedd: str | None, limit: int | None) -> None:
+    from condor_rlrep.runreport.status import run_status
+    from condor_rlrep.runreport.tables import status_table
+
     while True:
         data = reader.read()
         queue = None
