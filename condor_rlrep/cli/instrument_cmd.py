@@ -8,6 +8,7 @@ from typing import Any
 import click
 from click.core import ParameterSource
 
+from condor_rlrep.agent.config import DEFAULT_MAX_REPLICAS
 from condor_rlrep.cli.options import (
     criticality_option, default_estimate_option, emit_json, json_option, max_replicas_option, out_option, phi_option,
     warn,
@@ -23,7 +24,7 @@ from condor_rlrep.instrument import InstrumentOptions, instrument as instrument_
               help="Agent store [default: $CONDOR_RLREP_STORE, else $XDG_DATA_HOME/condor-rlrep/agent.sqlite].")
 @click.option("--estimates", type=click.Path(exists=True, dir_okay=False), default=None, help="Sidecar file of per-node estimates: seconds, or bottlemod:MODEL.toml[#task].")
 @default_estimate_option()
-@max_replicas_option(None, "At most R replicas per node.  [default: 3; K for fixed:K; R for rl:R and model:R]")
+@max_replicas_option(None, f"At most R replicas per node.  [default: {DEFAULT_MAX_REPLICAS}; K for fixed:K; R for rl:R and model:R]")
 @click.option("--policy", default="agent", show_default=True, metavar="POLICY",
               help="agent (the store's strategy), epsilon-greedy | ucb1 | thompson (for a new store), "
                    "rl:R | rl-ucb1:R | rl-thompson:R (as in simulate), single or fixed:K; idle-POLICY (e.g. "

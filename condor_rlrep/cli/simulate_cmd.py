@@ -9,6 +9,7 @@ from typing import Any
 
 import click
 
+from condor_rlrep.agent.config import DEFAULT_MAX_REPLICAS
 from condor_rlrep.cli.options import (
     criticality_option, default_estimate_option, emit_json, json_option, max_replicas_option, out_option, phi_option,
 )
@@ -149,7 +150,7 @@ def simulate(policy: str, as_json: bool, **opts: Any) -> None:
 @click.command()
 @click.option("--store", required=True, metavar="FILE|URL",
               help="Agent store to write the trained agent to: a SQLite file or a postgresql:// URL.")
-@max_replicas_option(10, "The agent's actions are 1..R replicas (ignored with --resume: the store's R).", old="--replicas")
+@max_replicas_option(DEFAULT_MAX_REPLICAS, "The agent's actions are 1..R replicas (ignored with --resume: the store's R).", old="--replicas")
 @click.option("--resume", is_flag=True, help="Start from the agent already in --store and update it.")
 @click.option("--replace", "replace_store", is_flag=True, help="Overwrite an existing store.")
 @_common

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from condor_rlrep.agent.config import DEFAULT_MAX_REPLICAS
 from condor_rlrep.criticality import DEFAULT_PHI
 from condor_rlrep.errors import InputError
 from condor_rlrep.policyspec import PolicySpec, live_spec
@@ -30,9 +31,9 @@ __all__ = [
     "LIVE_EPSILON_HIGH",
 ]
 
-LIVE_MAX_REPLICAS = 3
-"""Replicas per node on a live pool unless asked (``--max-replicas``): a
-shared pool's users pay for every extra replica."""
+LIVE_MAX_REPLICAS = DEFAULT_MAX_REPLICAS
+"""Replicas per node on a live pool unless asked (``--max-replicas``): the
+agent's one default, :data:`condor_rlrep.agent.config.DEFAULT_MAX_REPLICAS`."""
 LIVE_EPSILON_HIGH = 0.1
 """ε₁ of a store ``instrument`` creates (the paper's 0.5 is a simulation
 setting: half of all decisions at random on a shared pool)."""
