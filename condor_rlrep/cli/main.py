@@ -55,6 +55,16 @@ class _LazyCommands(click.Group):
             return None
         return _load(entry[0])
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None and not ctx.resilient_parsing:
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=2, cutoff=0.6)
+            if close:
+                ctx.fail(f"No such command {name!r}. Did you mean {' or '.join(repr(c) for c in close)}?")
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, _COMMANDS[name][1]) for name in self.list_commands(ctx)]
         if rows:
@@ -143,8 +153,37 @@ def _set_verbosity(verbose: int, quiet: int) -> None:
     logger.propagate = False
 
 
+def _show_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """``--version``: ours, and the HTCondor this would run against — the
+    Python bindings the hooks import and the ``condor_dagman`` on PATH that
+    ``instrument`` reads — since a bug report needs all three."""
+    if not value or ctx.resilient_parsing:
+        return
+    import platform
+    import re
+
+    click.echo(f"condor-rlrep {__version__}")
+    click.echo(f"Python {platform.python_version()} ({sys.executable})")
+    try:
+        import htcondor2
+
+        stamp = re.search(r"\d+\.\d+\.\d+", htcondor2.version())
+        click.echo(f"htcondor2 bindings {stamp.group(0) if stamp else htcondor2.version()}")
+    except Exception as err:  # noqa: BLE001 - an absent or broken install is what we report
+        click.echo(f"htcondor2 bindings: not usable ({type(err).__name__}: {err})")
+    from condor_rlrep.condor.version import detect_dagman_version, version_text
+
+    found = detect_dagman_version()
+    if found is None:
+        click.echo("condor_dagman: not found on PATH (instrument then needs --dagman-version)")
+    else:
+        click.echo(f"condor_dagman {version_text(found[0])} ({found[1]})")
+    ctx.exit()
+
+
 @click.group(cls=_LazyGroup, context_settings=HELP)
-@click.version_option(__version__, prog_name="condor-rlrep")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="Show the version, and the HTCondor bindings and condor_dagman found, and exit.")
 @click.option("-v", "--verbose", count=True, help="More messages on stderr (-vv: debug).")
 @click.option("-q", "--quiet", count=True, help="Fewer messages on stderr: errors only.")
 def cli(verbose: int, quiet: int) -> None:
