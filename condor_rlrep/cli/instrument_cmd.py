@@ -45,10 +45,16 @@ from condor_rlrep.instrument import (
 @click.option("--config", "config_file", type=click.Path(exists=True, dir_okay=False), default=None,
               help="TOML/JSON file with these options (and [power]); options given here and the environment win.  "
                    "[default: $XDG_CONFIG_HOME/condor-rlrep/config.toml, keys store, policy, power_table]")
+@click.option("--submit", "submit", is_flag=True,
+              help="Submit the copy at once (through the bindings, as condor_submit_dag) and print the DAGMan job id.")
+@click.option("--submit-args", "submit_args", default="", metavar="'OPTIONS'",
+              help="condor_submit_dag options for --submit, in one quoted string: '-maxjobs 10 -append \"x = y\"'.")
+@click.option("--schedd", "schedd", default=None, metavar="NAME", help="With --submit: this schedd  [default: the local one].")
 @json_option("Print what was written as one JSON object.")
 @click.pass_context
 def instrument(ctx: click.Context, dag: str, out: str, config_file: str | None, no_tolerance: bool,
-               dagman_version: str | None, power_table: str | None, as_json: bool, **given: Any) -> None:
+               dagman_version: str | None, power_table: str | None, submit: bool, submit_args: str,
+               schedd: str | None, as_json: bool, **given: Any) -> None:
     """Write an instrumented copy of DAG (the user's files are not touched).
 
     Estimates: --estimates file, VARS rlrep_estimate, VARS
@@ -57,6 +63,7 @@ def instrument(ctx: click.Context, dag: str, out: str, config_file: str | None, 
     """
     from condor_rlrep.condor.config import load_user_config, user_config_path
 
+    request_args = _submit_args(submit, submit_args, schedd)
     config_name = config_file or user_config_path()
     values: dict[str, Any] = load_instrument_config(config_file) if config_file else load_user_config(config_name)
     # flag > environment > config file > HTCondor config > default for the store,
@@ -78,11 +85,17 @@ def instrument(ctx: click.Context, dag: str, out: str, config_file: str | None, 
         values["tolerance"] = "config"
     result = instrument_dag(dag, out, InstrumentOptions(**values))
     if as_json:
-        emit_json({**asdict(result), "submit": f"condor_submit_dag {result.dag}",
-                   "settings": {name: {"value": _shown(setting), "source": setting.source}
-                                for name, setting in settings.items()}})
+        document = {**asdict(result), "submit": f"condor_submit_dag {result.dag}",
+                    "settings": {name: {"value": _shown(setting), "source": setting.source}
+                                 for name, setting in settings.items()}}
         for warning in result.warnings:
             warn(warning)
+        if submit:
+            from condor_rlrep.cli.submit_cmd import submit_and_say
+
+            submit_and_say(str(result.dag), request_args, schedd, True, extra=document)
+        else:
+            emit_json(document)
         return
     click.echo(f"wrote {result.dag} ({len(result.replicated)} replicable node(s); hook files in {result.context})")
     for node, why in result.passed_through.items():
@@ -107,7 +120,30 @@ def instrument(ctx: click.Context, dag: str, out: str, config_file: str | None, 
         click.echo(f"  DAGMan {result.dagman_note}")
     for warning in result.warnings:
         warn(warning)
-    click.echo(f"submit it with: condor_submit_dag {result.dag}")
+    if submit:
+        from condor_rlrep.cli.submit_cmd import submit_and_say
+
+        submit_and_say(str(result.dag), request_args, schedd, False)
+    else:
+        click.echo(f"submit it with: condor-rlrep submit {result.dag} (or condor_submit_dag {result.dag})")
+
+
+def _submit_args(submit: bool, text: str, schedd: str | None) -> list[str]:
+    """--submit-args checked before anything is written."""
+    import shlex
+
+    from condor_rlrep.condor.dagsubmit import parse_submit_dag_args
+
+    if not submit:
+        if text or schedd:
+            raise click.UsageError("--submit-args and --schedd go with --submit")
+        return []
+    try:
+        args = shlex.split(text)
+    except ValueError as err:
+        raise click.BadParameter(f"{text!r}: {err}", param_hint="--submit-args") from None
+    parse_submit_dag_args(args)
+    return args
 
 
 def _settings(ctx: click.Context, given: dict[str, Any], power_table: str | None, config: dict[str, Any],

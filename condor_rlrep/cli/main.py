@@ -33,6 +33,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("condor_rlrep.cli.simulate_cmd:simulate", "Simulate workflows on a multi-use cluster trace."),
     "train": ("condor_rlrep.cli.simulate_cmd:train", "Train the agent in simulation and save it to a store."),
     "sweep": ("condor_rlrep.cli.sweep_cmd:sweep", "Run an experiment's grid of simulations."),
+    "submit": ("condor_rlrep.cli.submit_cmd:submit",
+               "Submit an instrumented DAG (condor_submit_dag's options) and say how to follow it."),
     "status": ("condor_rlrep.cli.status_cmd:status", "Show where every node of an instrumented DAG run stands."),
     "report": ("condor_rlrep.cli.report_cmd:report",
                "Report an instrumented DAG run, or render a sweep's results (Markdown/HTML/JSON)."),
