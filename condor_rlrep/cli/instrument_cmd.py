@@ -47,7 +47,7 @@ from condor_rlrep.instrument import (
                    "[default: $XDG_CONFIG_HOME/condor-rlrep/config.toml, keys store, policy, power_table]")
 @click.option("--submit", "submit", is_flag=True,
               help="Submit the copy at once (through the bindings, as condor_submit_dag) and print the DAGMan job id.")
-@click.option("--submit-args", "submit_args", default="", metavar="'OPTIONS'",
+@click.option("--submit-args", "submit_args", default=None, metavar="'OPTIONS'",
               help="condor_submit_dag options for --submit, in one quoted string: '-maxjobs 10 -append \"x = y\"'.")
 @click.option("--schedd", "schedd", default=None, metavar="NAME", help="With --submit: this schedd  [default: the local one].")
 @json_option("Print what was written as one JSON object.")
@@ -128,7 +128,7 @@ def instrument(ctx: click.Context, dag: str, out: str, config_file: str | None, 
         click.echo(f"submit it with: condor-rlrep submit {result.dag} (or condor_submit_dag {result.dag})")
 
 
-def _submit_args(submit: bool, text: str, schedd: str | None) -> list[str]:
+def _submit_args(submit: bool, text: str | None, schedd: str | None) -> list[str]:
     """--submit-args checked before anything is written."""
     import shlex
 
@@ -139,7 +139,7 @@ def _submit_args(submit: bool, text: str, schedd: str | None) -> list[str]:
             raise click.UsageError("--submit-args and --schedd go with --submit")
         return []
     try:
-        args = shlex.split(text)
+        args = shlex.split(text or "")
     except ValueError as err:
         raise click.BadParameter(f"{text!r}: {err}", param_hint="--submit-args") from None
     parse_submit_dag_args(args)

@@ -23,7 +23,7 @@ __all__ = ["status"]
 @click.argument("dag", metavar="RUN.dag")
 @json_option("Print one JSON object instead of a table.")
 @click.option("--watch", "watch", type=float, default=None, is_flag=False, flag_value=5.0, metavar="[SECONDS]",
-              help="Refresh every SECONDS (default 5) until DAGMan exits or Ctrl-C.")
+              help="Refresh every SECONDS until DAGMan exits or Ctrl-C.  [default: 5]")
 @click.option("--schedd", "schedd", default=None, is_flag=False, flag_value="", metavar="[NAME]",
               help="Also ask the schedd (the local one, or NAME) for the queue state of each replica.")
 @click.option("--all", "show_all", is_flag=True, help="List every node (by default a big DAG shows 40 rows).")

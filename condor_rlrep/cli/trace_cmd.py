@@ -21,7 +21,7 @@ def trace() -> None:
 @click.option("--preset", type=click.Choice(["newcastle-2010", "newcastle-2010-cal", "poisson"]), default=None, help="Shipped profile.")
 @click.option("--profile", "profile_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A profile TOML file instead of a preset.")
-@click.option("--days", type=float, default=None, help="Days to generate (default: the profile's).")
+@click.option("--days", type=float, default=None, help="Days to generate.  [default: the profile's]")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed; same seed, same trace.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a profile value, e.g. logins.per_year=1000000 or rooms.0.machines=50 (repeatable).")
@@ -64,7 +64,7 @@ def generate(
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--machines", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="machines.csv giving the machines (and their power figures).")
-@click.option("--timezone", default=None, help="IANA time zone of the trace (default: from the input, else UTC).")
+@click.option("--timezone", default=None, help="IANA time zone of the trace.  [default: from the input, else UTC]")
 @click.option("--compress", is_flag=True, help="Write logins and jobs as .csv.gz.")
 @out_option("dir", "Trace folder to write.", required=True, old=("--output",), path_type=Path)
 @json_option("Print what was written as one JSON object.")
