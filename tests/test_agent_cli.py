@@ -92,7 +92,8 @@ def test_show_table_json_and_plot(store, runner, tmp_path):
     doc = json.loads(runner.invoke(agent, ["show", "--store", str(store), "--json"]).output)
     assert len(doc["hours"]) == 24 and doc["hours"][3][2]["rewards"] == 6
     png = tmp_path / "policy.png"
-    assert runner.invoke(agent, ["show", "--store", str(store), "--plot", str(png)]).exit_code == 0
+    plotted = runner.invoke(agent, ["show", "--store", str(store), "--plot", str(png)])
+    assert plotted.exit_code == 0 and plotted.stdout == f"wrote plot {png}\n"  # where it went, not the table again
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 

@@ -42,7 +42,8 @@ def test_invalid_parameters(params, fragment):
 
 def test_defaults_are_the_papers():
     config = AgentConfig()
-    assert (config.n_bins, config.p_max, config.max_replicas) == (10, 1.0, 10)
+    # R is the live default (the paper's 1..10 is the simulator's rl:10)
+    assert (config.n_bins, config.p_max, config.max_replicas) == (10, 1.0, 3)
     assert (config.epsilon_high, config.epsilon_low, config.failure_reward) == (0.5, 0.05, -5.0)
     assert config.n_states == 288
 
@@ -53,3 +54,19 @@ def test_round_trip_and_unknown_keys():
     assert config.p_max == 2.0 and isinstance(config.p_max, float)
     with pytest.raises(ConfigError, match="unknown agent parameter"):
         AgentConfig.from_dict({"epsilon": 0.1})
+
+
+def test_one_max_replicas_default_for_agent_init_train_and_instrument():
+    """A bare ``train`` or ``agent init`` used to build R = 10 agents that
+    ``instrument`` (R = 3) then capped: one default, in one place."""
+    from click.testing import CliRunner
+
+    from condor_rlrep.agent.config import DEFAULT_MAX_REPLICAS
+    from condor_rlrep.cli.main import cli
+    from condor_rlrep.instrument.options import LIVE_MAX_REPLICAS
+
+    assert DEFAULT_MAX_REPLICAS == LIVE_MAX_REPLICAS == AgentConfig().max_replicas == 3
+    for command in (["agent", "init"], ["train"], ["instrument"]):
+        text = CliRunner().invoke(cli, [*command, "--help"], terminal_width=200).output
+        line = text[text.index("--max-replicas"):].split("\n  -")[0]
+        assert f"default: {DEFAULT_MAX_REPLICAS}" in " ".join(line.split()), (command, line)

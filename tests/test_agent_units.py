@@ -164,7 +164,7 @@ def test_same_seed_same_choices():
 
 
 def test_choose_many_matches_the_law():
-    agent = Agent(AgentConfig(schedule="fixed", epsilon_low=0.1), rng=1)
+    agent = Agent(AgentConfig(max_replicas=10, schedule="fixed", epsilon_low=0.1), rng=1)
     agent.learn(3, 4, 1.0)
     actions, explored = agent.choose_many(np.full(20_000, 3))
     assert (actions[~explored] == 4).all()

@@ -25,7 +25,7 @@ LAYERS: list[set[str]] = [
     {"hooks", "runreport", "sweep"},
     {"instrument", "sweepreport"},
     {"replay"},
-    {"cli"},
+    {"api", "cli"},
 ]
 RANK = {room: rank for rank, rooms in enumerate(LAYERS) for room in rooms}
 

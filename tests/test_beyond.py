@@ -238,7 +238,7 @@ def test_simulate_cli_runs_the_new_policies(tmp_path):
         result = CliRunner().invoke(cli, ["simulate", "--trace", str(tmp_path / "t"), "--policy", policy,
                                           "--fraction", "0.3", "--json"])
         assert result.exit_code == 0, result.output
-        summary = json.loads(result.output)
+        summary = json.loads(result.stdout)
         assert summary["policy"] == policy and summary["workflows"] == 30
     bad = CliRunner().invoke(cli, ["simulate", "--trace", str(tmp_path / "t"), "--policy", "model:3,foo=2"])
     assert bad.exit_code == 2 and "unknown option 'foo'" in bad.output

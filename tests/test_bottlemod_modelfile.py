@@ -127,7 +127,9 @@ def test_cli_analyze_text_json_and_plot(tmp_path):
     data = json.loads(js.output)
     assert data["tasks"]["whole"]["bottlenecks"][-1]["name"] == "cpu"
     assert data["makespan"] == pytest.approx(predict_finish(model))
-    assert (tmp_path / "p.png").stat().st_size > 1000
+    assert (tmp_path / "p.png").stat().st_size > 1000 and data["plot"] == str(tmp_path / "p.png")
+    said = runner.invoke(bottlemod, ["analyze", model, "--plot", str(tmp_path / "q.png")])
+    assert said.exit_code == 0 and said.stdout == f"wrote plot {tmp_path / 'q.png'}\n"
 
 
 def test_cli_error_is_one_line(tmp_path):

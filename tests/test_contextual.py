@@ -214,5 +214,5 @@ def test_simulate_cli_runs_them(tmp_path):
         result = CliRunner().invoke(cli, ["simulate", "--trace", str(tmp_path / "t"), "--policy", policy,
                                           "--fraction", "0.3", "--json"])
         assert result.exit_code == 0, result.output
-        summary = json.loads(result.output)
+        summary = json.loads(result.stdout)
         assert summary["policy"] == policy and summary["workflows"] == 30

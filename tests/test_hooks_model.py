@@ -202,7 +202,11 @@ def test_agent_show_model_explains_rates_and_the_choice(tmp_path):
     run = lambda *a: CliRunner().invoke(cli, ["agent", "show", "--store", str(store), *a])  # noqa: E731
     shown = run("--model", "model:3", "--phi-prime", "0.5", "--estimate", "32m", "--time", str(MONDAY_10))
     assert shown.exit_code == 0, shown.output
-    assert "Mon   10  0.7133     1.40          2" in shown.output
+    # a summary by default: Monday's 2 evictions, hour 10 the riskiest of the week
+    assert "riskiest hours of the week: Mon 10h 0.7133/h" in shown.output
+    assert len(shown.output.splitlines()) < 15
+    every = run("--model", "model:3", "--all")
+    assert "Mon   10  0.7133     1.40          2" in every.output and len(every.output.splitlines()) > 168
     assert "3 replica(s) — the fewest replicas whose chance that one survives reaches 0.95" in shown.output
     doc = json.loads(run("--model", "model:3,target=0.85", "--phi-prime", "0.5", "--estimate", "1920",
                          "--time", str(MONDAY_10), "--json").output)

@@ -110,13 +110,17 @@ def test_fixed_policies_need_no_store_and_one_replica_needs_no_reaper(tmp_path: 
 
 def test_instrument_warns_about_jobs_that_write_in_place(tmp_path: Path) -> None:
     dag = figure1(tmp_path)
+    # the bundled example transfers its files (it must not warn about itself); a job that does not:
+    sub = dag.parent / "task.sub"
+    example = sub.read_text()
+    assert "should_transfer_files   = YES" in example
+    sub.write_text(example.replace("should_transfer_files   = YES", "should_transfer_files   = NO"))
     result = instrument(dag, tmp_path / "run" / "f.dag", InstrumentOptions(policy="fixed:2"))
     (warning,) = [w for w in result.warnings if "in place" in w]
     assert "8 node(s)" in warning and "A, B, C, D, E and 3 more" in warning
     assert not [w for w in instrument(dag, tmp_path / "run" / "g.dag", InstrumentOptions(policy="fixed:1")).warnings
                 if "in place" in w]
-    sub = dag.parent / "task.sub"
-    sub.write_text(sub.read_text().replace("queue", "should_transfer_files = YES\nqueue"))
+    sub.write_text(example)
     assert not [w for w in instrument(dag, tmp_path / "run" / "h.dag", InstrumentOptions(policy="fixed:2")).warnings
                 if "in place" in w]
 
@@ -369,3 +373,18 @@ def test_one_replica_of_a_fixed_policy_is_judged_by_return_without_the_log(tmp_p
     expected = {0: 0, 3: 3, -1002: 1}[code]
     assert post(out, "A", 7, 1, ret=code) == expected
     assert f"exit {expected} (one replica, nothing to record: $RETURN {code})" in hooks_log(out)
+
+
+def test_instrument_warns_about_a_run_under_tmp(tmp_path: Path) -> None:
+    """DAGMan's default strict mode refuses a node log under /tmp: the
+    example's README said so, instrument now says it where it matters."""
+    dag = figure1(tmp_path)
+    under = [w for w in instrument(dag, tmp_path / "run" / "f.dag", InstrumentOptions(policy="fixed:2")).warnings
+             if "/tmp" in w and "strict" in w]
+    assert bool(under) == str(Path(tmp_path).resolve()).startswith("/tmp/")
+    home = Path.home() / f".rlrep-test-{os.getpid()}"
+    try:
+        assert not [w for w in instrument(dag, home / "f.dag", InstrumentOptions(policy="fixed:2")).warnings
+                    if "strict mode" in w]
+    finally:
+        shutil.rmtree(home, ignore_errors=True)

@@ -29,7 +29,7 @@ def test_simulate_json_summary(trace_dir, tmp_path):
     result = CliRunner().invoke(cli, ["simulate", "--trace", str(trace_dir), "--policy", "fixed:2", "--phi", "0.5",
                                       "--fraction", "0.3", "--json", "--out", str(tmp_path / "o")])
     assert result.exit_code == 0, result.output
-    summary = json.loads(result.output)
+    summary = json.loads(result.stdout)
     for key in ("workflows", "completed", "within", "energy_kwh", "evictions", "events", "wall_seconds"):
         assert key in summary
     assert summary["workflows"] == 30

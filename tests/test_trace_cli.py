@@ -118,3 +118,21 @@ def test_summary_rates_by_hand() -> None:
     assert summary["jobs_by_hour"][23] == 0.5 and summary["jobs_by_weekday"][1] == 1.0
     assert summary["occupancy"] == 4 * 3600 / (2 * 2 * 86400)
     assert summary["mean_session_minutes"] == 80.0 and summary["rooms"] == {"r": 2}
+
+
+def test_an_existing_trace_is_replaced_only_with_force(tmp_path):
+    """`trace generate -o DIR` used to replace a trace silently; other commands ask for --force."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    cli = str(Path(sys.executable).parent / "condor-rlrep")
+    args = [cli, "trace", "generate", "--preset", "poisson", "--days", "0.5", "-o", str(tmp_path / "t")]
+    assert subprocess.run(args, capture_output=True, text=True).returncode == 0
+    before = (tmp_path / "t" / "jobs.csv").read_bytes()
+    again = subprocess.run([*args[:-4], "--seed", "7", *args[-4:]], capture_output=True, text=True)
+    assert again.returncode == 2
+    assert again.stderr == f"condor-rlrep: error: {tmp_path / 't'} holds a trace already: pass --force to replace it (or choose another -o)\n"
+    assert (tmp_path / "t" / "jobs.csv").read_bytes() == before
+    forced = subprocess.run([*args, "--seed", "7", "--force"], capture_output=True, text=True)
+    assert forced.returncode == 0 and (tmp_path / "t" / "jobs.csv").read_bytes() != before

@@ -19,6 +19,7 @@ from condor_rlrep.outcome import DEFAULT_FAILURE_REWARD
 
 __all__ = [
     "AgentConfig",
+    "DEFAULT_MAX_REPLICAS",
     "ConfigError",
     "STRATEGIES",
     "SCHEDULES",
@@ -28,6 +29,12 @@ Strategy = Literal["epsilon-greedy", "ucb1", "thompson"]
 Schedule = Literal["initially-high", "sliding-window", "fixed"]
 STRATEGIES: tuple[str, ...] = ("epsilon-greedy", "ucb1", "thompson")
 SCHEDULES: tuple[str, ...] = ("initially-high", "sliding-window", "fixed")
+
+
+DEFAULT_MAX_REPLICAS = 3
+"""R unless asked, the one default of every way to build or run an agent
+(``agent init``, ``train``, ``instrument``): a shared pool's users pay for
+every extra replica. The simulator's policies name their R (``rl:10``)."""
 
 
 class ConfigError(RlrepError, ValueError):
@@ -47,7 +54,7 @@ class AgentConfig:
     """n: number of φ′ bins between 0 and P."""
     p_max: float = 1.0
     """P: upper end of the binned φ′ range."""
-    max_replicas: int = 10
+    max_replicas: int = DEFAULT_MAX_REPLICAS
     """R: actions are 1 … R replicas."""
     timezone: str = "UTC"
     """IANA zone in which the hour of day of a submission is taken."""

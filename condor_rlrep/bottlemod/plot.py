@@ -38,7 +38,7 @@ def bottleneck_colours(kinds: list[tuple[str, str]]) -> dict[tuple[str, str], st
 
 
 def _seconds(value: float) -> str:
-    return f"{value:.4g} s"
+    return f"t = {value:.4g}"  # the model's own time unit (seconds by convention, not by rule)
 
 
 def plot_analysis(analysis: Analysis, out: str | Path, title: str = "") -> None:
@@ -83,7 +83,7 @@ def plot_analysis(analysis: Analysis, out: str | Path, title: str = "") -> None:
                 frac = np.where(a > 0, u / a, 0.0)
             use_ax.plot(ts, frac, lw=1, label=f"{r.name}.{name}")
     use_ax.set_ylabel("use /\nallocation", rotation=0, ha="right", va="center")
-    use_ax.set_xlabel("time (s)")
+    use_ax.set_xlabel("time (the model's unit)")
     use_ax.set_xlim(0, t_end)
     use_ax.set_ylim(-0.05, 1.1)
     if use_ax.get_legend_handles_labels()[0]:

@@ -23,7 +23,9 @@ __all__ = ["show"]
 @click.command()
 @store_option
 @json_option("Print the policy as one JSON object.")
-@click.option("--plot", type=click.Path(dir_okay=False), default=None, help="Write a heatmap PNG of the policy.")
+@click.option("--plot", type=click.Path(dir_okay=False), default=None,
+              help="Write a heatmap PNG of the policy instead of printing the table.")
+@click.option("--all", "show_all", is_flag=True, help="With --model: every hour of the week (by default a summary).")
 @click.option("--model", "model_spec", default=None, metavar="model:R[,target=T,hi=H]",
               help="Show the survival model of the model:R policy instead: its eviction rate per hour of the week.")
 @click.option("--phi-prime", type=FiniteFloat(), default=None,
@@ -32,15 +34,15 @@ __all__ = ["show"]
               help="With --phi-prime: the task's estimate (seconds, or with a s/m/h/d suffix).")
 @click.option("--time", "timestamp", type=FiniteFloat(), default=None,
               help="With --phi-prime: POSIX time of the submission [default: now].")
-def show(store_path: str | None, as_json: bool, plot: str | None, model_spec: str | None,
+def show(store_path: str | None, as_json: bool, plot: str | None, show_all: bool, model_spec: str | None,
          phi_prime: float | None, estimate: float | None, timestamp: float | None) -> None:
     """Show the learned policy: best replica count and estimate per hour x phi' bin
     (with --model: the model:R policy's survival model and its choice)."""
     if model_spec is not None:
-        _show_model(store_path, model_spec, phi_prime, estimate, timestamp, as_json)
+        _show_model(store_path, model_spec, phi_prime, estimate, timestamp, as_json, show_all)
         return
-    if phi_prime is not None or estimate is not None or timestamp is not None:
-        raise click.UsageError("--phi-prime, --estimate and --time go with --model")
+    if phi_prime is not None or estimate is not None or timestamp is not None or show_all:
+        raise click.UsageError("--phi-prime, --estimate, --time and --all go with --model")
     with backends.open_store(store_path_of(store_path)) as store:
         learned = store.load_agent(rng=0)
     cells = policy_cells(learned)
@@ -48,7 +50,11 @@ def show(store_path: str | None, as_json: bool, plot: str | None, model_spec: st
     if plot:
         plot_policy(plot, cells, labels, learned.config.max_replicas)
     if as_json:
-        emit_json({"bins": labels, "timezone": learned.config.timezone, "hours": cells})
+        emit_json({"bins": labels, "timezone": learned.config.timezone, "hours": cells,
+                   **({"plot": plot} if plot else {})})
+        return
+    if plot:
+        click.echo(f"wrote plot {plot}")
         return
     click.echo("best replica count (estimate) per hour (rows) and phi' bin (columns); '.' = no rewards yet")
     width = 11
@@ -61,7 +67,7 @@ def show(store_path: str | None, as_json: bool, plot: str | None, model_spec: st
 
 
 def _show_model(store_path: str | None, spec_text: str, phi_prime: float | None, estimate: float | None,
-                timestamp: float | None, as_json: bool) -> None:
+                timestamp: float | None, as_json: bool, show_all: bool = False) -> None:
     from condor_rlrep.agent.state import StateSpace
     from condor_rlrep.survival.model import SurvivalModel, choose_replicas, hourly_rates, parse_model_spec
 
@@ -94,12 +100,15 @@ def _show_model(store_path: str | None, spec_text: str, phi_prime: float | None,
     week_exposure, week_evictions = model.week_totals()
     click.echo(f"survival model of {spec.spec} ({config.timezone}): {week_evictions:.0f} eviction(s) in "
                f"{week_exposure / 3600:.1f} h of runs; rate = evictions per hour of run, shrunk toward the week's")
-    click.echo("day hour  rate/h  runs(h)  evictions")
     days = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-    for row in rows:
-        hour = row["hour_of_week"]
-        click.echo(f"{days[hour // 24]} {hour % 24:>4} {row['rate_per_hour']:>7.4f} {row['exposure_s'] / 3600:>8.2f}"
-                   f" {row['evictions']:>10.0f}")
+    if show_all:
+        click.echo("day hour  rate/h  runs(h)  evictions")
+        for row in rows:
+            hour = row["hour_of_week"]
+            click.echo(f"{days[hour // 24]} {hour % 24:>4} {row['rate_per_hour']:>7.4f} "
+                       f"{row['exposure_s'] / 3600:>8.2f} {row['evictions']:>10.0f}")
+    else:
+        _model_summary(rows, days)
     choice_doc = document.get("choice")
     if choice_doc is not None:
         why = {
@@ -114,3 +123,22 @@ def _show_model(store_path: str | None, spec_text: str, phi_prime: float | None,
             line += (f" (one survives with p = {choice_doc['survival']:.3f}; "
                      f"P(some replica survives) = {choice_doc['p_success']:.3f})")
         click.echo(line)
+
+
+def _model_summary(rows: list[dict[str, Any]], days: tuple[str, ...]) -> None:
+    """168 hours in 12 lines: per day, and the riskiest hours (``--all`` for every hour)."""
+    click.echo("day  runs(h)  evictions  mean rate/h  riskiest hour")
+    for day, name in enumerate(days):
+        hours = [row for row in rows if row["hour_of_week"] // 24 == day]
+        if not hours:
+            continue
+        exposure = sum(row["exposure_s"] for row in hours) / 3600
+        evictions = sum(row["evictions"] for row in hours)
+        worst = max(hours, key=lambda row: row["rate_per_hour"])
+        mean_rate = sum(row["rate_per_hour"] for row in hours) / len(hours)
+        click.echo(f"{name} {exposure:>8.2f} {evictions:>10.0f} {mean_rate:>12.4f}  "
+                   f"{worst['hour_of_week'] % 24:02d}h ({worst['rate_per_hour']:.4f}/h)")
+    top = sorted(rows, key=lambda row: row["rate_per_hour"], reverse=True)[:5]
+    click.echo("riskiest hours of the week: " + ", ".join(
+        f"{days[row['hour_of_week'] // 24]} {row['hour_of_week'] % 24:02d}h {row['rate_per_hour']:.4f}/h" for row in top)
+        + f"  (every hour: --all)")

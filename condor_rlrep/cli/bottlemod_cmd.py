@@ -17,7 +17,7 @@ def bottlemod() -> None:
 @bottlemod.command()
 @click.argument("model", type=click.Path(dir_okay=False))
 @json_option()
-@click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="Write a plot (PNG) of progress and bottlenecks.")
+@click.option("--plot", "plot_out", type=click.Path(dir_okay=False), help="Write a plot (PNG) of progress and bottlenecks instead of printing the table.")
 def analyze(model: str, as_json: bool, plot_out: str | None) -> None:
     """Print finish times and bottleneck intervals of the tasks in MODEL (TOML)."""
     from condor_rlrep.bottlemod import analyze as run, load_model
@@ -29,7 +29,10 @@ def analyze(model: str, as_json: bool, plot_out: str | None) -> None:
 
         plot_analysis(result, plot_out, title=wf.name)
     if as_json:
-        emit_json(_as_dict(wf.name, result))
+        emit_json({**_as_dict(wf.name, result), **({"plot": plot_out} if plot_out else {})})
+        return
+    if plot_out:  # the plot is what was asked for: say where it went (the table is the command without --plot)
+        click.echo(f"wrote plot {plot_out}")
         return
     span = result.makespan
     click.echo(f"workflow {wf.name or model}: makespan {_fmt(span) if span is not None else 'never (a task never finishes)'}")
@@ -53,7 +56,9 @@ def gain(model: str, task: str, item: str, factor: float, as_json: bool) -> None
 
     g = gain_if_relieved(load_model(model), task, item, factor)
     if as_json:
-        emit_json({"task": task, "item": item, "factor": _num(factor), "finish_before": _num(g.finish_before),
+        # JSON has no infinity: the default (relieved entirely) is said as such, not as a null factor
+        relief = {"fully_relieved": True} if math.isinf(factor) else {"factor": factor, "fully_relieved": False}
+        emit_json({"task": task, "item": item, **relief, "finish_before": _num(g.finish_before),
                    "finish_after": _num(g.finish_after), "makespan_before": _num(g.makespan_before),
                    "makespan_after": _num(g.makespan_after), "gain": _num(g.gain)})
         return

@@ -27,7 +27,7 @@ from condor_rlrep.dag.load import load_workflow
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="Run this program for every task, as EXE SECONDS NODE [PROGRAM [ARG...]].",
 )
-@click.option("--name", help="Base name of the DAG file (default: the input file's stem).")
+@click.option("--name", help="Base name of the DAG file.  [default: the input file's stem]")
 @click.option("--request-cpus", type=click.IntRange(min=1), default=1, show_default=True, help="CPUs per task when unknown.")
 @json_option()
 def export(file: Path, out: Path, time_scale: float, executable: Path | None, name: str | None, request_cpus: int,

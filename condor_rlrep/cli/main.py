@@ -18,6 +18,7 @@ from typing import Any, NoReturn
 import click
 
 from condor_rlrep import __version__
+from condor_rlrep.cli.interrupt import Interrupted, interrupted
 from condor_rlrep.cli.options import HELP, LOGGER
 from condor_rlrep.errors import RlrepError
 
@@ -32,6 +33,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("condor_rlrep.cli.simulate_cmd:simulate", "Simulate workflows on a multi-use cluster trace."),
     "train": ("condor_rlrep.cli.simulate_cmd:train", "Train the agent in simulation and save it to a store."),
     "sweep": ("condor_rlrep.cli.sweep_cmd:sweep", "Run an experiment's grid of simulations."),
+    "submit": ("condor_rlrep.cli.submit_cmd:submit",
+               "Submit an instrumented DAG (condor_submit_dag's options) and say how to follow it."),
     "status": ("condor_rlrep.cli.status_cmd:status", "Show where every node of an instrumented DAG run stands."),
     "report": ("condor_rlrep.cli.report_cmd:report",
                "Report an instrumented DAG run, or render a sweep's results (Markdown/HTML/JSON)."),
@@ -54,6 +57,16 @@ class _LazyCommands(click.Group):
             return None
         return _load(entry[0])
 
+    def resolve_command(self, ctx: click.Context, args: list[str]) -> Any:
+        name = args[0] if args else ""
+        if name and not name.startswith("-") and self.get_command(ctx, name) is None and not ctx.resilient_parsing:
+            import difflib
+
+            close = difflib.get_close_matches(name, self.list_commands(ctx), n=2, cutoff=0.6)
+            if close:
+                ctx.fail(f"No such command {name!r}. Did you mean {' or '.join(repr(c) for c in close)}?")
+        return super().resolve_command(ctx, args)
+
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, _COMMANDS[name][1]) for name in self.list_commands(ctx)]
         if rows:
@@ -67,10 +80,19 @@ class _LazyGroup(_LazyCommands):
     Whatever a command raises that is the user's to fix — a usage error, a
     library :class:`~condor_rlrep.errors.RlrepError`, an unreadable file —
     ends as ``condor-rlrep: error: …`` on stderr and exit status 2; a
-    declined prompt or Ctrl-C as "Aborted." and 130. This is the group's
-    own ``main``, so ``condor-rlrep``, :func:`main` and click's test runner
-    all behave alike.
+    declined prompt as "Aborted." and 130, Ctrl-C as one line saying what
+    was kept (:mod:`condor_rlrep.cli.interrupt`) and 130. This is the
+    group's own ``main``, so ``condor-rlrep``, :func:`main` and click's test
+    runner all behave alike.
     """
+
+    def invoke(self, ctx: click.Context) -> Any:
+        # click would print a blank line and raise Abort ("Aborted."): carry
+        # the interrupt, with what the command kept, to main instead.
+        try:
+            return super().invoke(ctx)
+        except KeyboardInterrupt as err:
+            raise Interrupted(str(err)) from None
 
     def main(self, args: Any = None, prog_name: str | None = None, complete_var: str | None = None,
              standalone_mode: bool = True, **extra: Any) -> Any:
@@ -78,6 +100,8 @@ class _LazyGroup(_LazyCommands):
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
             result = super().main(args, prog_name or "condor-rlrep", complete_var, standalone_mode=False, **extra)
+        except Interrupted as err:
+            interrupted(str(err))
         except click.exceptions.Abort:
             click.echo("Aborted.", err=True)
             sys.exit(130)
@@ -131,8 +155,37 @@ def _set_verbosity(verbose: int, quiet: int) -> None:
     logger.propagate = False
 
 
+def _show_version(ctx: click.Context, param: click.Parameter, value: bool) -> None:
+    """``--version``: ours, and the HTCondor this would run against — the
+    Python bindings the hooks import and the ``condor_dagman`` on PATH that
+    ``instrument`` reads — since a bug report needs all three."""
+    if not value or ctx.resilient_parsing:
+        return
+    import platform
+    import re
+
+    click.echo(f"condor-rlrep {__version__}")
+    click.echo(f"Python {platform.python_version()} ({sys.executable})")
+    try:
+        import htcondor2
+
+        stamp = re.search(r"\d+\.\d+\.\d+", htcondor2.version())
+        click.echo(f"htcondor2 bindings {stamp.group(0) if stamp else htcondor2.version()}")
+    except Exception as err:  # noqa: BLE001 - an absent or broken install is what we report
+        click.echo(f"htcondor2 bindings: not usable ({type(err).__name__}: {err})")
+    from condor_rlrep.condor.version import detect_dagman_version, version_text
+
+    found = detect_dagman_version()
+    if found is None:
+        click.echo("condor_dagman: not found on PATH (instrument then needs --dagman-version)")
+    else:
+        click.echo(f"condor_dagman {version_text(found[0])} ({found[1]})")
+    ctx.exit()
+
+
 @click.group(cls=_LazyGroup, context_settings=HELP)
-@click.version_option(__version__, prog_name="condor-rlrep")
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_show_version,
+              help="Show the version, and the HTCondor bindings and condor_dagman found, and exit.")
 @click.option("-v", "--verbose", count=True, help="More messages on stderr (-vv: debug).")
 @click.option("-q", "--quiet", count=True, help="Fewer messages on stderr: errors only.")
 def cli(verbose: int, quiet: int) -> None:

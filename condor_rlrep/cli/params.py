@@ -38,6 +38,10 @@ class Phi(click.ParamType):
         try:
             return check_phi(value, self.minimum)
         except PhiError as err:
+            if self.minimum is not None and isinstance(value, float) and value < self.minimum:
+                # one lower bound per command: -1 and -0.5 are refused alike
+                self.fail(f"the contingency φ must be a finite number >= {self.minimum:g} here, got {value!r}",
+                          param, ctx)
             self.fail(err.message, param, ctx)
 
 

@@ -3,13 +3,13 @@
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
+from condor_rlrep.agent.config import DEFAULT_MAX_REPLICAS
 from condor_rlrep.cli.options import (
     criticality_option, default_estimate_option, emit_json, json_option, max_replicas_option, out_option, phi_option,
 )
@@ -55,9 +55,9 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--owner-idle", type=float, default=0.0, show_default=True,
                      help="Seconds after the last logout before a machine takes jobs again."),
         click.option("--strategy", type=click.Choice(["epsilon-greedy", "ucb1", "thompson"]), default=None,
-                     help="Agent strategy (rl policies)."),
-        click.option("--epsilon-high", type=float, default=None, help="ε₁ (default 0.5)."),
-        click.option("--epsilon-low", type=float, default=None, help="ε₂ (default 0.05)."),
+                     help="Agent strategy of rl:R policies.  [default: epsilon-greedy, or the rl-STRATEGY:R of --policy]"),
+        click.option("--epsilon-high", type=float, default=None, help="ε₁, exploration before the switch.  [default: 0.5]"),
+        click.option("--epsilon-low", type=float, default=None, help="ε₂, exploration after it.  [default: 0.05]"),
         default_estimate_option("workflow nodes"),
         out_option("dir", "Directory to write workflows.csv, tasks.csv, completion.csv and summary.json into.",
                    path_type=Path),
@@ -68,7 +68,7 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
-def _run(opts: dict[str, Any], policy: str, agent: Any = None) -> Any:
+def _run(opts: dict[str, Any], policy: str, agent: Any = None, label: str = "simulate") -> Any:
     from condor_rlrep.sim.config import SimConfig
     from condor_rlrep.sim.outputs import write_outputs
     from condor_rlrep.sim.run import load_trace, simulate as run_simulation
@@ -93,19 +93,26 @@ def _run(opts: dict[str, Any], policy: str, agent: Any = None) -> Any:
         epsilon_low=opts["epsilon_low"],
     )
     trace = load_trace(trace_dir=opts["trace_dir"], preset=opts["preset"], days=opts["days"], seed=opts["trace_seed"])
-    if sys.stderr.isatty():
-        with click.progressbar(length=1000, label="simulating", file=sys.stderr) as bar:
-            done = [0]
+    from condor_rlrep.cli.progress import Progress
 
-            def progress(fraction: float) -> None:
-                step = int(fraction * 1000) - done[0]
-                if step > 0:
-                    bar.update(step)
-                    done[0] += step
+    days = (min(opts["days"] * 86400.0, trace.length) if opts["days"] else trace.length) / 86400.0
+    with Progress(label, 100.0, "%") as progress:
+        progress.announce(f"{config.policy} on {days:.3g} days of trace, {trace.machine_count} machines")
+        done = [0.0]
 
-            result = run_simulation(trace, config, progress=progress, agent=agent)
-    else:
-        result = run_simulation(trace, config, agent=agent)
+        def on_progress(fraction: float) -> None:
+            step = 100.0 * fraction - done[0]
+            if step >= 0.1:
+                progress.update(step)
+                done[0] += step
+
+        try:
+            result = run_simulation(trace, config, progress=on_progress, agent=agent)
+        except KeyboardInterrupt:
+            kept = "the store was not changed" if label == "train" else "nothing was written"
+            raise KeyboardInterrupt(f"{label} stopped at {done[0]:.0f} % of the trace; {kept}") from None
+        if done[0] < 100.0:
+            progress.update(100.0 - done[0])
     if opts["out"] is not None:
         write_outputs(result, opts["out"])
     return result
@@ -143,7 +150,7 @@ def simulate(policy: str, as_json: bool, **opts: Any) -> None:
 @click.command()
 @click.option("--store", required=True, metavar="FILE|URL",
               help="Agent store to write the trained agent to: a SQLite file or a postgresql:// URL.")
-@max_replicas_option(10, "The agent's actions are 1..R replicas (ignored with --resume: the store's R).", old="--replicas")
+@max_replicas_option(DEFAULT_MAX_REPLICAS, "The agent's actions are 1..R replicas (ignored with --resume: the store's R).", old="--replicas")
 @click.option("--resume", is_flag=True, help="Start from the agent already in --store and update it.")
 @click.option("--replace", "replace_store", is_flag=True, help="Overwrite an existing store.")
 @_common
@@ -163,7 +170,7 @@ def train(store: str, max_replicas: int, resume: bool, replace_store: bool, as_j
         prefix = "rl" if agent.config.strategy == "epsilon-greedy" else f"rl-{agent.config.strategy}"
     elif backends.store_exists(store) and not replace_store:
         raise click.UsageError(f"{name} exists: pass --replace to overwrite it or --resume to continue it")
-    result = _run(opts, f"{prefix}:{max_replicas}", agent=agent)
+    result = _run(opts, f"{prefix}:{max_replicas}", agent=agent, label="train")
     backends.save_agent(store, result.agent, replace=True)
     _print(result, as_json)
     if not as_json:

@@ -23,7 +23,7 @@ __all__ = ["status"]
 @click.argument("dag", metavar="RUN.dag")
 @json_option("Print one JSON object instead of a table.")
 @click.option("--watch", "watch", type=float, default=None, is_flag=False, flag_value=5.0, metavar="[SECONDS]",
-              help="Refresh every SECONDS (default 5) until DAGMan exits or Ctrl-C.")
+              help="Refresh every SECONDS until DAGMan exits or Ctrl-C.  [default: 5]")
 @click.option("--schedd", "schedd", default=None, is_flag=False, flag_value="", metavar="[NAME]",
               help="Also ask the schedd (the local one, or NAME) for the queue state of each replica.")
 @click.option("--all", "show_all", is_flag=True, help="List every node (by default a big DAG shows 40 rows).")
@@ -33,13 +33,23 @@ def status(dag: str, as_json: bool, watch: float | None, schedd: str | None, sho
     workflow deadline, with the run's totals on top. Reads only files (node
     log, .dagman.out, the run's context) unless --schedd."""
     from condor_rlrep.runreport.load import RunReader
-    from condor_rlrep.runreport.status import run_status
-    from condor_rlrep.runreport.tables import status_table
 
     if watch is not None and watch <= 0:
         raise click.BadParameter("must be > 0", param_hint="--watch")
     reader = RunReader(dag, use_checkpoint=watch is None)
     limit = None if show_all or as_json else 40
+    try:
+        _watch(reader, as_json, watch, schedd, limit)
+    except KeyboardInterrupt as err:
+        if watch is None:
+            raise
+        raise KeyboardInterrupt("stopped watching; DAGMan's run goes on") from err
+
+
+def _watch(reader, as_json: bool, watch: float | None, schedd: str | None, limit: int | None) -> None:
+    from condor_rlrep.runreport.status import run_status
+    from condor_rlrep.runreport.tables import status_table
+
     while True:
         data = reader.read()
         queue = None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import click
@@ -59,9 +58,24 @@ def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_repo
     if wanted and len(specs) != len(wanted):
         known = {s.run_id for s in definition.runs()}
         raise InputError(f"unknown run id(s): {', '.join(sorted(wanted - known))}")
-    show = sys.stderr.isatty()
-    with click.progressbar(length=len(specs), label=f"{definition.name}: runs", file=sys.stderr if show else _Null()) as bar:
-        summary = run_local(definition, out, jobs=jobs, only=wanted or None, on_run_done=lambda _: bar.update(1))
+    from condor_rlrep.cli.progress import Progress
+
+    progress = Progress(f"sweep {definition.name}", len(specs), "runs")
+    planned = [False]
+
+    def on_plan(plan) -> None:
+        planned[0] = True
+        progress.announce(
+            f"{plan.total} runs: {plan.skipped} already finished, {plan.todo} to run "
+            f"({plan.simulations} simulations on {plan.jobs} worker{'s' if plan.jobs != 1 else ''}) into {out.root}"
+        )
+
+    def on_run_done(_spec) -> None:
+        # runs found finished before the plan is announced are not work done now
+        (progress.update if planned[0] else progress.skip)(1)
+
+    with progress:
+        summary = run_local(definition, out, jobs=jobs, only=wanted or None, on_run_done=on_run_done, on_plan=on_plan)
     report_path = None
     if not only and not no_report:
         from condor_rlrep.sweepreport.render import render_report
@@ -135,13 +149,3 @@ def _report_files(markdown: Path | None) -> dict:
         "figures": sorted(str(path) for path in figures.glob("*.png")) if figures.is_dir() else [],
     }
 
-
-class _Null:
-    def write(self, _text: str) -> int:
-        return 0
-
-    def flush(self) -> None:
-        pass
-
-    def isatty(self) -> bool:
-        return False

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 
+
 from condor_rlrep.cli.options import HELP, emit_json, json_option, out_option
+from condor_rlrep.errors import InputError
 
 __all__ = ["trace"]
 
@@ -21,12 +23,13 @@ def trace() -> None:
 @click.option("--preset", type=click.Choice(["newcastle-2010", "newcastle-2010-cal", "poisson"]), default=None, help="Shipped profile.")
 @click.option("--profile", "profile_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A profile TOML file instead of a preset.")
-@click.option("--days", type=float, default=None, help="Days to generate (default: the profile's).")
+@click.option("--days", type=float, default=None, help="Days to generate.  [default: the profile's]")
 @click.option("--seed", type=int, default=0, show_default=True, help="Random seed; same seed, same trace.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Override a profile value, e.g. logins.per_year=1000000 or rooms.0.machines=50 (repeatable).")
 @click.option("--compress", is_flag=True, help="Write logins and jobs as .csv.gz.")
 @out_option("dir", "Trace folder to write.", required=True, old=("--output",), path_type=Path)
+@click.option("--force", is_flag=True, help="Replace a trace already in the -o folder.")
 @json_option("Print what was written as one JSON object.")
 def generate(
     preset: str | None,
@@ -36,6 +39,7 @@ def generate(
     overrides: tuple[str, ...],
     compress: bool,
     out: Path,
+    force: bool,
     as_json: bool,
 ) -> None:
     """Generate a synthetic trace from a preset or profile file."""
@@ -44,6 +48,7 @@ def generate(
 
     if (preset is None) == (profile_file is None):
         raise click.UsageError("give exactly one of --preset or --profile")
+    _refuse_existing(out, force)
     began = time.perf_counter()
     result = generate_trace(profile_file or preset, days=days, seed=seed, overrides=overrides)
     write_trace(result, out, compress=compress)
@@ -64,22 +69,30 @@ def generate(
 @click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--machines", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="machines.csv giving the machines (and their power figures).")
-@click.option("--timezone", default=None, help="IANA time zone of the trace (default: from the input, else UTC).")
+@click.option("--timezone", default=None, help="IANA time zone of the trace.  [default: from the input, else UTC]")
 @click.option("--compress", is_flag=True, help="Write logins and jobs as .csv.gz.")
 @out_option("dir", "Trace folder to write.", required=True, old=("--output",), path_type=Path)
+@click.option("--force", is_flag=True, help="Replace a trace already in the -o folder.")
 @json_option("Print what was written as one JSON object.")
 def load(fmt: str, files: tuple[Path, ...], machines: Path | None, timezone: str | None, compress: bool,
-         out: Path, as_json: bool) -> None:
+         out: Path, force: bool, as_json: bool) -> None:
     """Convert HTCondor history, SWF or FTA files into a trace folder."""
     from condor_rlrep.sim.loaders.assemble import load_trace
     from condor_rlrep.sim.trace_io import write_trace
 
+    _refuse_existing(out, force)
     result = load_trace(fmt, files, machines=machines, timezone=timezone)
     write_trace(result, out, compress=compress)
     if as_json:
         emit_json(_counts(out, result))
         return
     click.echo(f"{out}: {result.machine_count} machines, {result.login_count} logins, {result.job_count} jobs")
+
+
+def _refuse_existing(out: Path, force: bool) -> None:
+    """A trace is a result someone may have waited for: replaced only when asked, as elsewhere."""
+    if not force and (out / "trace.toml").exists():
+        raise InputError(f"{out} holds a trace already: pass --force to replace it (or choose another -o)")
 
 
 def _counts(out: Path, result) -> dict:

@@ -53,7 +53,7 @@ from __future__ import annotations
 from condor_rlrep.instrument.checks import TOLERANCE_SINCE
 from condor_rlrep.instrument.dagcopy import instrument
 from condor_rlrep.instrument.options import (
-    LIVE_EPSILON_HIGH, LIVE_MAX_REPLICAS, InstrumentOptions, InstrumentResult, load_instrument_config, parse_version,
+    LIVE_EPSILON_HIGH, LIVE_MAX_REPLICAS, InstrumentOptions, InstrumentResult, load_instrument_config, load_power_table, parse_version,
 )
 from condor_rlrep.instrument.wiring import hook_executables
 from condor_rlrep.rundir.layout import REAPER_NODE
@@ -64,6 +64,7 @@ __all__ = [
     "instrument",
     "hook_executables",
     "load_instrument_config",
+    "load_power_table",
     "parse_version",
     "REAPER_NODE",
     "TOLERANCE_SINCE",

@@ -171,6 +171,13 @@ def run_warnings(context: str, store_path: str | None, in_place: list[str], repl
             "instrumented as root: HTCondor runs DAGMan, its hooks and the jobs as the submitting user, never "
             f"root, so that user must be able to write {context}" + (f" and {store_path}" if store_path else "")
         )
+    run_dir = os.path.realpath(os.path.dirname(context))
+    if run_dir == "/tmp" or run_dir.startswith("/tmp/"):
+        # DAGMan's default DAGMAN_USE_STRICT makes its "node log on /tmp" warning fatal
+        warnings.append(
+            f"the run is under /tmp ({run_dir}): DAGMan in its default strict mode refuses a node log there; "
+            "instrument into a folder outside /tmp (or set DAGMAN_USE_STRICT = 0)"
+        )
     if in_place and replicas > 1:
         shown = ", ".join(in_place[:5]) + (f" and {len(in_place) - 5} more" if len(in_place) > 5 else "")
         warnings.append(

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from condor_rlrep.agent.config import DEFAULT_MAX_REPLICAS
 from condor_rlrep.criticality import DEFAULT_PHI
 from condor_rlrep.errors import InputError
 from condor_rlrep.policyspec import PolicySpec, live_spec
@@ -25,14 +26,15 @@ __all__ = [
     "InstrumentResult",
     "checked_options",
     "load_instrument_config",
+    "load_power_table",
     "parse_version",
     "LIVE_MAX_REPLICAS",
     "LIVE_EPSILON_HIGH",
 ]
 
-LIVE_MAX_REPLICAS = 3
-"""Replicas per node on a live pool unless asked (``--max-replicas``): a
-shared pool's users pay for every extra replica."""
+LIVE_MAX_REPLICAS = DEFAULT_MAX_REPLICAS
+"""Replicas per node on a live pool unless asked (``--max-replicas``): the
+agent's one default, :data:`condor_rlrep.agent.config.DEFAULT_MAX_REPLICAS`."""
 LIVE_EPSILON_HIGH = 0.1
 """ε₁ of a store ``instrument`` creates (the paper's 0.5 is a simulation
 setting: half of all decisions at random on a shared pool)."""
@@ -106,6 +108,48 @@ class InstrumentResult:
     """Of those, the nodes with no POST hook (one replica)."""
     pre_kept: dict[str, str] = field(default_factory=dict)
     """Nodes of a fixed policy that still run PRE, and why."""
+
+
+def load_power_table(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A power table file (``--power-table``, ``RLREP_POWER_TABLE``): TOML or
+    JSON with ``default_watts`` and a ``hosts`` table of watts by host name
+    (or the same inside a ``[power]`` table), as :class:`InstrumentOptions`
+    fields."""
+    spath = os.fspath(path)
+    try:
+        with open(spath, "rb") as handle:
+            raw = handle.read()
+    except OSError as err:
+        raise InputError(f"cannot read power table: {err.strerror or err}", path=spath) from err
+    from condor_rlrep.safeload import LoadError, load_json, load_toml
+
+    try:
+        text = raw.decode("utf-8")
+        data = load_json(text) if spath.endswith(".json") else load_toml(text)
+    except (LoadError, UnicodeDecodeError) as err:
+        raise InputError(f"not a valid power table: {err}", path=spath) from err
+    table = data.get("power", data) if isinstance(data, dict) else None
+    if not isinstance(table, dict) or not set(table) <= {"default_watts", "hosts"} or not table:
+        raise InputError("a power table has default_watts and/or a [hosts] table, nothing else", path=spath)
+    out: dict[str, Any] = {}
+    try:
+        if "default_watts" in table:
+            out["power_default_watts"] = _watts(table["default_watts"], "default_watts")
+        if "hosts" in table:
+            if not isinstance(table["hosts"], dict):
+                raise InputError("hosts must be a table of host = watts")
+            out["power_hosts"] = {str(k): _watts(v, f"hosts.{k}") for k, v in table["hosts"].items()}
+    except InputError as err:
+        raise InputError(err.message, path=spath) from None
+    return out
+
+
+def _watts(value: Any, key: str) -> float:
+    import math
+
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise InputError(f"{key} must be watts (a finite number >= 0), got {value!r}")
+    return float(value)
 
 
 def load_instrument_config(path: str | os.PathLike[str]) -> dict[str, Any]:

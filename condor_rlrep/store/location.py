@@ -1,7 +1,9 @@
 """Which agent store a command or hook uses, and opening it.
 
 One rule everywhere (``instrument``, the hooks, ``agent …``, ``train``):
-an explicit ``--store`` wins, else ``$CONDOR_RLREP_STORE``, else
+an explicit ``--store`` wins, else ``$CONDOR_RLREP_STORE``, else ``store``
+in the user's config file, else HTCondor's ``RLREP_STORE`` (a pool admin's
+setting, :mod:`condor_rlrep.condor.config`), else
 ``$XDG_DATA_HOME/condor-rlrep/agent.sqlite`` (``~/.local/share`` when
 ``XDG_DATA_HOME`` is unset). ``instrument`` resolves it once and writes the
 result into the instrumented run, because DAGMan passes its scripts only a
@@ -27,24 +29,35 @@ if TYPE_CHECKING:
     from condor_rlrep.store.interface import AgentStore
 
 __all__ = [
-    "STORE_ENV", "resolve_store", "is_url", "open_store", "create_store", "store_exists", "describe_store",
+    "STORE_ENV", "resolve_store", "store_setting", "is_url", "open_store", "create_store", "store_exists", "describe_store",
     "unwritable_reason", "has_password", "HOOK_CONNECT_TIMEOUT",
 ]
 
 STORE_ENV = "CONDOR_RLREP_STORE"
 
 
-def resolve_store(flag: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None) -> str:
-    """The store to use: ``flag`` > ``$CONDOR_RLREP_STORE`` > the XDG default,
-    as an absolute path (relative ones are taken from the current directory)."""
+def store_setting(flag: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None,
+                  config_file: str | None = None) -> Any:
+    """The store spec as given and where it came from (a
+    :class:`condor_rlrep.condor.config.Setting`): ``flag`` >
+    ``$CONDOR_RLREP_STORE`` > the user config (``config_file``, else the
+    XDG one) > HTCondor's ``RLREP_STORE`` > the XDG default."""
+    from condor_rlrep.condor.config import load_user_config, resolve_setting, user_config_path
+
     env = os.environ if environ is None else environ
-    if flag is not None and os.fspath(flag) != "":
-        spec = os.fspath(flag)
-    elif env.get(STORE_ENV):
-        spec = str(env[STORE_ENV])
-    else:
-        data_home = env.get("XDG_DATA_HOME") or os.path.join(_home(env), ".local", "share")
-        spec = os.path.join(data_home, "condor-rlrep", "agent.sqlite")
+    config_name = config_file or user_config_path(env)
+    data_home = env.get("XDG_DATA_HOME") or os.path.join(_home(env), ".local", "share")
+    return resolve_setting(
+        "store", os.fspath(flag) if flag is not None else None, environ=env,
+        user_config=load_user_config(config_name) if not (flag or env.get(STORE_ENV)) else None,
+        user_config_name=config_name, default=os.path.join(data_home, "condor-rlrep", "agent.sqlite"),
+    )
+
+
+def resolve_store(flag: str | os.PathLike[str] | None, environ: Mapping[str, str] | None = None) -> str:
+    """The store to use (:func:`store_setting`'s order), as an absolute
+    path (relative ones are taken from the current directory) or a URL."""
+    spec = str(store_setting(flag, environ).value)
     if is_url(spec):
         from condor_rlrep.store.postgres_url import is_postgres_url
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from condor_rlrep.sweepreport.data import ResultTable, fixed_counterpart, max_replicas
+from condor_rlrep.sweepreport.paper import BASELINE_P_STATS, PAPER_WORKFLOWS, TABLE1_ENERGY_MWH, TABLE1_SUCCESSFUL
 
 __all__ = ["FIGURES"]
 
@@ -28,6 +29,10 @@ def _pyplot():
 def _save(fig, path: Path) -> None:
     fig.tight_layout()
     fig.savefig(path, dpi=110, metadata={"Software": None})
+
+
+# Where the paper gives numbers, they are drawn on our figure in black
+# (crosses, triangles for bounds, dashed lines for headline figures).
 
 
 def fig2a(table: ResultTable, workflows: str, path: Path) -> bool:
@@ -63,6 +68,15 @@ def fig2a(table: ResultTable, workflows: str, path: Path) -> bool:
     else:
         ax.text(0.98, 0.04, "every workflow finished", transform=ax.transAxes, ha="right", fontsize=8)
     ax.set_xscale("symlog", linthresh=0.01)
+    if _is_paper_workflow(workflows, "figure1"):
+        right = max(right, BASELINE_P_STATS["max"] * 1.3)
+        # Table 1's within-P counts are points of the paper's CDF: F(P) = successful / workflows
+        ps = sorted(TABLE1_SUCCESSFUL)
+        ax.plot(ps, [TABLE1_SUCCESSFUL[p] / PAPER_WORKFLOWS for p in ps], ls="none", marker="x", color="black",
+                markersize=6, label="paper, Table 1: share within P", zorder=3)
+        ax.plot([BASELINE_P_STATS["max"]], [1.0], ls="none", marker="^", color="black", markersize=6,
+                label=f"paper: largest p(W) = {BASELINE_P_STATS['max']:g}", zorder=3)
+        ax.legend(fontsize=7, loc="lower right" if unfinished <= 0 else "center right")
     ax.set_xlim(0, right)
     ax.set_ylim(0, 1.02)
     ax.set_xlabel("p(W) = makespan / CR(W) − 1")
@@ -100,6 +114,11 @@ def fig2b(table: ResultTable, workflows: str, path: Path) -> bool:
     ax.set_ylabel("task length (hours, bin edges)")
     ax.set_title("Figure 2b: task completion probability (one attempt)")
     fig.colorbar(image, ax=ax, label="probability")
+    if np.isnan(probability).any():
+        from matplotlib.patches import Patch
+
+        ax.legend(handles=[Patch(facecolor="white", edgecolor="#888888", label="white: no task of that length started then")],
+                  fontsize=7, loc="upper center", bbox_to_anchor=(0.5, -0.17), frameon=False)
     _save(fig, path)
     plt.close(fig)
     return True
@@ -128,9 +147,11 @@ def _baseline(ax, label: str = "single replica (baseline)") -> None:
     ax.axhline(0.0, color="#444444", lw=1.2, ls=":", label=label, zorder=1)
 
 
-def _lines_by_phi(table, workflows, kind, value, ylabel, title, path, *, single=None, zero_line=False) -> bool:
+def _lines_by_phi(table, workflows, kind, value, ylabel, title, path, *, single=None, zero_line=False,
+                  paper=None) -> bool:
     """One line per P over the replica counts of ``kind``; ``single(phi)``
-    adds the single-replica run at x = 1, ``zero_line`` a baseline at 0."""
+    adds the single-replica run at x = 1, ``zero_line`` a baseline at 0,
+    ``paper(ax)`` draws the paper's published values (and returns their x)."""
     policies = table.policies(workflows, kind)
     if not policies:
         return False
@@ -158,10 +179,14 @@ def _lines_by_phi(table, workflows, kind, value, ylabel, title, path, *, single=
         series = [(f"every P ({len(series)} values; the runs do not depend on P)", series[0][1], series[0][2])]
     counts: list[int] = []
     for index, (label, xs, ys) in enumerate(series):
-        ax.plot(xs, ys, lw=1, alpha=0.9, markersize=5, label=label, **_style(index))
+        # one replica count only: points, not a line through one x value
+        ax.plot(xs, ys, lw=1, ls="-" if len(set(xs)) > 1 else "none", alpha=0.9, markersize=5, label=label,
+                **_style(index))
         counts += xs
     if zero_line:
         _baseline(ax)
+    if paper is not None:
+        counts += paper(ax)
     _replica_axis(ax, counts, single=single is not None)
     ax.set_ylabel(ylabel)
     ax.set_title(title)
@@ -180,7 +205,15 @@ def fig3a(table, workflows, path) -> bool:
     return _lines_by_phi(
         table, workflows, "fixed", lambda pol, phi: table.gain_percent(workflows, pol, phi),
         "% more workflows within P", "Figure 3a: fixed replicas, success gain", path, zero_line=True,
+        paper=_paper_fig3a if _is_paper_workflow(workflows, "figure1") else None,
     )
+
+
+def _paper_fig3a(ax) -> list[int]:
+    # §6: "over 20% more workflows" at P = 0.1 with two and three replicas — a lower bound
+    ax.plot([2, 3], [20.0, 20.0], ls="none", marker="^", color="black", markersize=7,
+            label="paper: > 20 % at P = 0.1 (2–3 replicas)", zorder=3)
+    return [2, 3]
 
 
 def fig3b(table, workflows, path) -> bool:
@@ -188,8 +221,21 @@ def fig3b(table, workflows, path) -> bool:
         run = table.get(workflows, pol, phi)
         return run.energy_mwh if run else None
 
-    return _lines_by_phi(table, workflows, "fixed", energy, "workflow energy (MWh)", "Figure 3b: fixed replicas, energy",
-                         path, single=lambda phi: energy("single", phi))
+    def paper(ax) -> list[int]:
+        base = next((table.baseline(workflows, phi) for phi in table.phis(workflows) if table.baseline(workflows, phi)),
+                    None)
+        ours = (base.result.get("workflows") or 0) if base else 0
+        if not ours:
+            return []
+        # the paper's year had 40,054 workflows: its energies scaled to our count
+        scaled = [TABLE1_ENERGY_MWH[p] * ours / PAPER_WORKFLOWS for p in sorted(TABLE1_ENERGY_MWH)]
+        ax.plot([1] * len(scaled), scaled, ls="none", marker="x", color="black", markersize=6, zorder=3,
+                label=f"paper, Table 1 (single, each P), × {ours:,}/{PAPER_WORKFLOWS:,} workflows")
+        return [1]
+
+    return _lines_by_phi(table, workflows, "fixed", energy, "energy of all workflow replicas,\nwhole trace (MWh)",
+                         "Figure 3b: fixed replicas, energy", path, single=lambda phi: energy("single", phi),
+                         paper=paper if _is_paper_workflow(workflows, "figure1") else None)
 
 
 def fig3c(table, workflows, path) -> bool:
@@ -239,6 +285,7 @@ def fig6a(table, workflows, path) -> bool:
     return _lines_by_phi(
         table, workflows, "rl", lambda pol, phi: table.within_change_percent(workflows, pol, fixed_counterpart(pol), phi),
         "% change in workflows within P, RL vs fixed", "Figure 6a: Montage, RL vs fixed success", path,
+        paper=_headline(-4.0, "paper (abstract): about −4 %") if _is_paper_workflow(workflows, "montage") else None,
     )
 
 
@@ -246,7 +293,22 @@ def fig6b(table, workflows, path) -> bool:
     return _lines_by_phi(
         table, workflows, "rl", lambda pol, phi: table.energy_change_percent(workflows, pol, fixed_counterpart(pol), phi),
         "% energy change, RL vs fixed", "Figure 6b: Montage, RL vs fixed energy", path,
+        paper=_headline(-34.0, "paper (abstract): −34 %") if _is_paper_workflow(workflows, "montage") else None,
     )
+
+
+def _headline(value: float, label: str):
+    """The paper's one published number for a figure, as a reference line."""
+    def draw(ax) -> list[int]:
+        ax.axhline(value, color="black", lw=1.2, ls="--", label=label, zorder=1)
+        return []
+
+    return draw
+
+
+def _is_paper_workflow(workflows: str, name: str) -> bool:
+    """The paper's numbers are for one workflow at a time: figure1 or Montage."""
+    return workflows.split("@")[0].split(":")[0].lower() == name
 
 
 FIGURES = {

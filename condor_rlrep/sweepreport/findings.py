@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from statistics import mean
 
 from condor_rlrep.sweepreport.data import ResultTable, fixed_counterpart, max_replicas
-from condor_rlrep.sweepreport.paper import CLAIMS
+from condor_rlrep.sweepreport.paper import BASELINE_P_STATS, CLAIMS, PAPER_WORKFLOWS, TABLE1_SUCCESSFUL
 
 __all__ = ["Finding", "findings"]
 
@@ -34,8 +34,42 @@ def findings(table: ResultTable) -> list[Finding]:
     return out
 
 
+# How far our baseline's within-P shares may lie from Table 1's (percentage
+# points, the largest gap over P) and still count as reproduced, or partly.
+BASELINE_CLOSE, BASELINE_PARTLY = 5.0, 15.0
+
+
+def _baseline(table: ResultTable, wf: str) -> Finding:
+    """Our single-replica runs against Table 1's shares within P and the
+    paper's p(W) spread: a verdict like the other claims, not a sentence."""
+    gaps, parts = [], []
+    for phi in table.phis(wf):
+        base, paper = table.baseline(wf, phi), TABLE1_SUCCESSFUL.get(phi)
+        total = base.result.get("workflows") if base else None
+        if base is None or paper is None or not total:
+            continue
+        ours, theirs = 100.0 * base.within() / total, 100.0 * paper / PAPER_WORKFLOWS
+        gaps.append(abs(ours - theirs))
+        parts.append(f"P = {phi:g}: {ours:.1f} % (paper {theirs:.1f} %)")
+    if not gaps:
+        return Finding("baseline", CLAIMS["baseline"], "no data", "no single-replica runs at the paper's P values.")
+    worst = max(gaps)
+    verdict = ("reproduced" if worst <= BASELINE_CLOSE else "partly reproduced" if worst <= BASELINE_PARTLY
+               else "not reproduced")
+    base = next((table.baseline(wf, phi) for phi in table.phis(wf) if table.baseline(wf, phi)), None)
+    stats = (base.result.get("p_stats") or {}) if base else {}
+    spread = (f"; p(W) s.d. {stats['sd']:.2f} (paper {BASELINE_P_STATS['sd']:.2f}), maximum {stats['max']:.1f} "
+              f"(paper {BASELINE_P_STATS['max']:.1f})" if stats.get("sd") is not None and stats.get("max") is not None
+              else "")
+    return Finding(
+        "baseline", CLAIMS["baseline"], verdict,
+        "workflows within P, single replica: " + ", ".join(parts)
+        + f"; largest gap {worst:.1f} points (reproduced ≤ {BASELINE_CLOSE:g}, partly ≤ {BASELINE_PARTLY:g}){spread}.",
+    )
+
+
 def _figure1(table: ResultTable, wf: str) -> list[Finding]:
-    results = []
+    results = [_baseline(table, wf)] if wf == "figure1" else []
     phi = min(table.phis(wf), default=None)
     gains = {p: table.gain_percent(wf, p, phi) for p in table.policies(wf, "fixed")} if phi is not None else {}
     gains = {p: g for p, g in gains.items() if g is not None}

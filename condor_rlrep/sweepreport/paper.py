@@ -24,6 +24,8 @@ TABLE1_ENERGY_MWH = {
 }
 
 CLAIMS = {
+    "baseline": "Without replication, 37 % of the workflows finish within P = 0.1, 64 % within 0.5 and 91 % within 1.0, "
+                "with a long tail (p(W) s.d. 0.82, maximum 17.1) (Table 1, Figure 2a).",
     "fixed_gain": "Fixed 2–3 replicas raise the workflows within P = 0.1 by over 20 % over the baseline (Figure 3a).",
     "contention": "Four or more fixed replicas lead to contention and worse results than 2–3 (Figure 3a).",
     "rl_energy": "RL cuts the energy of replication against fixed replicas at the same maximum, by about half (Figures 3c, 4).",

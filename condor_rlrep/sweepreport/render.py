@@ -151,7 +151,7 @@ def render_combined(folders: list[str | Path], out_dir: str | Path, *,
                 goal_rows.append([str(group.seed if group.seed is not None else group.label),
                                   group.role(tuning_seeds) or "–", workflows, Code(policy)] + checks.cells())
     if goal_rows:
-        report.h(2, "Beyond the paper — issue 14's goals on every trace")
+        report.h(2, "Beyond the paper — the targets on every trace")
         report.p("✓ met, ✗ not met, – the runs to decide it are missing. Each trace's section below has the numbers.")
         report.table(["trace seed", "role", "workflows", "policy"] + GOAL_HEADER, goal_rows)
         if goals_by_seed(seed_entries, figures_dir / "beyond-goals-by-seed.png", GOAL_P, GOAL_GAIN_PERCENT):
