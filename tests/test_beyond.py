@@ -242,3 +242,45 @@ def test_simulate_cli_runs_the_new_policies(tmp_path):
         assert summary["policy"] == policy and summary["workflows"] == 30
     bad = CliRunner().invoke(cli, ["simulate", "--trace", str(tmp_path / "t"), "--policy", "model:3,foo=2"])
     assert bad.exit_code == 2 and "unknown option 'foo'" in bad.output
+
+
+# -- the incremental idle order against the full sort ---------------------------
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(0, 2**31), grid=st.sampled_from([1.0, 600.0, 3600.0]),
+       choice=st.sampled_from(["random", "efficient"]), policy=st.sampled_from(["model:3", "idle-fixed:2", "react:3",
+                                                                                  "linucb:3"]))
+def test_idle_order_answers_as_the_full_sort(seed, grid, choice, policy):
+    """Every query of a run: IdleOrder.top (incremental) equals
+    IdleClock.longest_idle over all free machines (the sort it replaced),
+    with logouts on a coarse grid (many equal idle times), sessions of zero
+    length, machines nobody uses, and several power classes."""
+    from condor_rlrep.sim.placement import IdleOrder
+
+    rng = np.random.default_rng(seed)
+    machines = 30
+    n = 600
+    lm = rng.integers(0, machines - 4, n)  # the last 4 never used: idle for ever
+    ls = np.floor(rng.uniform(0.0, 4e5, n) / grid) * grid
+    le = ls + np.floor(rng.choice([0.0, 1800.0, 7200.0], n) / grid) * grid
+    trace = make_trace(machines=machines, length=5e5, login_machine=lm, login_start=ls, login_end=le,
+                       job_submit=np.sort(np.floor(rng.uniform(0, 4e5, 120) / grid) * grid),
+                       job_duration=np.full(120, 3600.0),  # completions on the grid: at logins' times
+                       watts=rng.choice([80.0, 100.0], machines))
+    # completions on the grid meet sessions of zero length at the same
+    # moment, before the engine has reached them (IdleOrder's docstring)
+    queries = []
+    real = IdleOrder.top
+
+    def both(self, now, count):
+        got = real(self, now, count)
+        want = self.clock.longest_idle(self._engine.free_machines(), now, count)
+        assert got == (want[0].tolist(), want[1].tolist()), (now, count)
+        queries.append(len(got[0]))
+        return got
+
+    IdleOrder.top = both
+    try:
+        simulate(trace, SimConfig(fraction=0.6, policy=policy, phi=0.3, seed=seed % 1000, machine_choice=choice))
+    finally:
+        IdleOrder.top = real
+    assert queries  # the runner asked

@@ -371,3 +371,30 @@ def test_acyclic_in_any_definition_order(order):
     text = "".join(f"JOB {n} {n}.sub\n" for n in order) + "PARENT A CHILD B\nPARENT B CHILD C\nPARENT A CHILD C\n"
     wf = parse_text(text)
     assert list(wf.nodes) == order and wf.edges == {("A", "B"), ("B", "C"), ("A", "C")}
+
+
+def test_nested_splices_hold_their_members_once(tmp_path, monkeypatch):
+    """Issue 24 item 12: 10,000 nested SPLICE files took 4.2 GB, because every
+    finished splice kept its own copy of all the members and edges below it
+    (n² list entries); once merged into the enclosing splice they are dropped."""
+    from condor_rlrep.dag import firstpass
+
+    parsers = []
+    real_init = firstpass.Parser.__init__
+
+    def init(self, *args, **kwargs):
+        real_init(self, *args, **kwargs)
+        parsers.append(self)
+
+    monkeypatch.setattr(firstpass.Parser, "__init__", init)
+    n = 200
+    for i in range(n):
+        text = f"JOB A{i} a.sub\n"
+        if i + 1 < n:
+            text += f"SPLICE S{i + 1} s{i + 1}.dag\nPARENT A{i} CHILD S{i + 1}\n"
+        (tmp_path / f"s{i}.dag").write_text(text)
+    wf = read_dag(tmp_path / "s0.dag")
+    assert len(wf.nodes) == n and len(wf.edges) == n - 1
+    assert ("A0", "S1+A1") in wf.edges and ("S1+A1", "S1+S2+A2") in wf.edges
+    held = sum(len(scope.members) + len(scope.edge_list) for scope, _lines, _path in parsers[-1].sources)
+    assert held <= 2 * n  # linear (it was about n²: 39,800 here)

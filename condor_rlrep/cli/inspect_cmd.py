@@ -27,6 +27,8 @@ from __future__ import annotations
 import json
 import math
 import sys
+from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -95,13 +97,15 @@ def inspect(
     # 10^5 nodes make a few 10^5 small lists and dicts that all stay alive
     # until printed: the cyclic GC would rescan them (and the workflow) for nothing.
     with gc_paused():
+        # not click.echo: on a pipe it would scan tens of MB for ANSI codes
         if as_json:
             report = _report(graph, plan, estimates, origins, tasks, missing)
-            text = json.dumps(report, indent=indent, allow_nan=False)
+            sys.stdout.write(json.dumps(report, indent=indent, allow_nan=False) + "\n")
         else:
-            text = _table(workflow_file, graph, plan, estimates, origins, tasks, missing, criticality)
-    # not click.echo: on a pipe it would scan tens of MB for ANSI codes
-    sys.stdout.write(text + "\n")
+            write = sys.stdout.write
+            for line in _table(workflow_file, graph, plan, estimates, origins, tasks, missing, criticality):
+                write(line)
+                write("\n")
     sys.stdout.flush()
     if dot_file:
         click.echo(f"wrote {dot_file}", err=True)
@@ -199,14 +203,16 @@ def _duration(value: float) -> str:
     return f"{hours}h{minutes:02d}m{seconds:02d}s"
 
 
-def _aligned(header: list[str], rows: list[list[str]], left: int) -> list[str]:
-    """Rows as text columns: the first ``left`` left-aligned, the others right-aligned."""
+def _aligned(header: list[str], rows: list[list[str]], left: int) -> Iterator[str]:
+    """Rows as text columns: the first ``left`` left-aligned, the others right-aligned.
+
+    One line at a time: every name is padded to the longest, so with long
+    names (deeply nested splices) the padded table is far larger than the
+    workflow and is never held whole."""
     widths = [max(len(row[k]) for row in [header, *rows]) for k in range(len(header))]
-    out = []
     for row in [header, *rows]:
         cells = [c.ljust(w) for c, w in zip(row[:left], widths)] + [c.rjust(w) for c, w in zip(row[left:], widths[left:])]
-        out.append("  ".join(cells).rstrip())
-    return out
+        yield "  ".join(cells).rstrip()
 
 
 def _table(
@@ -218,7 +224,8 @@ def _table(
     tasks: dict[str, str],
     missing: list[str],
     mode: str,
-) -> str:
+) -> Iterator[str]:
+    """The table's lines (see :func:`_aligned`)."""
     names = graph.node_names
     joins = f", {graph.join_count} joins" if graph.join_count else ""
     lines = [f"workflow       {path} ({len(names)} nodes, {graph.edge_count} edges{joins})"]
@@ -242,9 +249,8 @@ def _table(
             ]
             for i, name in ((i, names[i]) for i in order)
         ]
-        lines += _aligned(header, rows, 2 + show_task)
-        lines += ["", "level: the longest chain of ancestors; a join counts once among parents/children"]
-        return "\n".join(lines)
+        return chain(lines, _aligned(header, rows, 2 + show_task),
+                     ["", "level: the longest chain of ancestors; a join counts once among parents/children"])
     on_path = set(plan.critical_path)
     phi1 = plan.planned_phi_prime()
     phi2 = plan.planned_phi_double_prime()
@@ -273,10 +279,8 @@ def _table(
         ]
         for name in (names[i] for i in order)
     ]
-    lines += _aligned(header, rows, 2 + show_task)
-    lines.append("")
-    lines.append("* on the critical path; times in seconds from s(W); phi'/phi'' at the planned start")
-    return "\n".join(lines)
+    return chain(lines, _aligned(header, rows, 2 + show_task),
+                 ["", "* on the critical path; times in seconds from s(W); phi'/phi'' at the planned start"])
 
 
 def _dot_text(graph: DependencyGraph, plan: WorkflowPlan, title: str, estimates: dict[str, float], partial: bool) -> str:

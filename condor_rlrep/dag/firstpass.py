@@ -437,6 +437,12 @@ class Parser(ParseState):
             scope.members.extend(inner.members)
             scope.edge_list.extend(inner.edge_list)
             scope.join_list.extend(inner.join_list)
+        # The inner scope stays listed in self.sources (to locate a cycle's
+        # line) but its members and edges now live in the splice and the
+        # enclosing scope: kept, n nested splices would hold n² of them.
+        inner.members = []
+        inner.edge_list = []
+        inner.join_list = []
 
 
 def inline_body(kw: str, name: str, opener: str, src: LineSource, path: str | None, lineno: int) -> tuple[str, str]:

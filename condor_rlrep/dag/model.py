@@ -42,7 +42,7 @@ NodeKind = Literal["JOB", "FINAL", "SERVICE", "PROVISIONER", "SUBDAG"]
 JOIN_PREFIX = "_condor_join_node"
 
 
-@dataclass(eq=True)
+@dataclass(eq=True, slots=True)
 class Script:
     """One ``SCRIPT`` line of a node (PRE, POST or HOLD)."""
 
@@ -59,7 +59,7 @@ class Script:
         return [self.executable, *self.arguments]
 
 
-@dataclass(eq=True)
+@dataclass(eq=True, slots=True)
 class VarAssignment:
     """One ``key="value"`` of a VARS line, with its placement."""
 
@@ -68,7 +68,7 @@ class VarAssignment:
     placement: Literal["PREPEND", "APPEND"] | None = None  # None: DAGMan's default
 
 
-@dataclass(eq=True)
+@dataclass(eq=True, slots=True)
 class FileUse:
     """A file a task reads or writes (DAX/WfFormat), with its size in bytes."""
 
@@ -96,7 +96,7 @@ class Join:
     source_line: int | None = field(default=None, compare=False)
 
 
-@dataclass(eq=True)
+@dataclass(eq=True, slots=True)
 class Node:
     """A workflow node: a DAGMan JOB/FINAL/SERVICE/PROVISIONER/SUBDAG, or a task
     from another format (kind ``JOB``)."""

@@ -38,12 +38,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 
 from condor_rlrep.errors import InputError
 from condor_rlrep.policyspec import PolicySpec
 from condor_rlrep.sim.engine import EVICTED
-from condor_rlrep.sim.placement import IdleClock, hour_of_week
+from condor_rlrep.sim.placement import IdleClock, IdleOrder, hour_of_week
 from condor_rlrep.sim.runner import WorkflowRunner
 from condor_rlrep.survival.model import SurvivalModel, choose_replicas
 
@@ -62,6 +61,7 @@ class BeyondRunner(WorkflowRunner):
     def attach(self, engine: Any) -> None:
         super().attach(engine)
         self.idle_clock = IdleClock.of_trace(engine.trace)
+        self._idle_order = IdleOrder(self.idle_clock, engine)
         self._local = self.clock.local_seconds
         self._plan = getattr(self.policy, "plan", None)  # a runner that decides itself has none
         self._observe = getattr(self.policy, "observe", None)
@@ -71,12 +71,13 @@ class BeyondRunner(WorkflowRunner):
         self._placed: dict[int, tuple[int, int]] = {}
         """Jobs whose first run the model will learn from: job → (hour of week, idle bucket)."""
 
-    def _top_idle(self, now: float, count: int) -> tuple[np.ndarray, np.ndarray]:
+    def _top_idle(self, now: float, count: int) -> tuple[list[int], list[float]]:
+        """Up to ``count`` free machines, longest idle first, and their idle
+        seconds (none while jobs wait: they get the machines first)."""
         engine = self.engine
         if count <= 0 or not engine.nfree or not engine._queue_empty():
-            return np.zeros(0, dtype=np.int64), np.zeros(0)
-        only = engine._only_list  # the free list itself under random choice (no copy)
-        return self.idle_clock.longest_idle(only if only is not None else engine.free_machines(), now, count)
+            return [], []
+        return self._idle_order.top(now, count)
 
     def _submit_replicas(self, runtime: float, k: int, now: float, count: int) -> None:
         engine = self.engine
@@ -87,7 +88,7 @@ class BeyondRunner(WorkflowRunner):
         self._replicas[k] = count
         placed = min(count, len(machines))
         bucket = self._bucket
-        for m, t in zip(machines[:placed].tolist(), idle[:placed].tolist()):
+        for m, t in zip(machines[:placed], idle[:placed]):
             j = engine.submit(runtime, k, now, machine=m)
             if bucket is not None:
                 self._placed[j] = (how, bucket(t))
@@ -110,8 +111,7 @@ class BeyondRunner(WorkflowRunner):
                 if started < total:
                     self._replicas[owner] = started + 1
                     target, _ = self._top_idle(end, 1)
-                    self.engine.release(self.task_first[owner] + started, end,
-                                        int(target[0]) if len(target) else None)
+                    self.engine.release(self.task_first[owner] + started, end, target[0] if target else None)
 
     def job_done(self, job: int, owner: int, now: float) -> None:
         total = self._total.pop(owner, None)
@@ -141,7 +141,7 @@ class IdlePolicy:
     def agent(self) -> Any:
         return getattr(self.base, "agent", None)
 
-    def plan(self, how: int, phi: float, estimate: float, idle: np.ndarray, reboot_in: float, count: int):
+    def plan(self, how: int, phi: float, estimate: float, idle: list[float], reboot_in: float, count: int):
         return count, 0
 
 
@@ -171,14 +171,14 @@ class ModelPolicy:
     def learn(self, state: int, replicas: int, reward: float) -> None:
         pass
 
-    def initial(self, how: int, phi: float, estimate: float, idle: np.ndarray, reboot_in: float) -> int:
+    def initial(self, how: int, phi: float, estimate: float, idle: list[float], reboot_in: float) -> int:
         if not self.use_model:
             return 1
         bucket = self.model.bucket
-        return choose_replicas(self.model, how, phi, estimate, [bucket(t) for t in idle.tolist()],
+        return choose_replicas(self.model, how, phi, estimate, [bucket(t) for t in idle],
                                target=self.target, hi=self.hi, reboot_in=reboot_in).replicas
 
-    def plan(self, how: int, phi: float, estimate: float, idle: np.ndarray, reboot_in: float, count: int):
+    def plan(self, how: int, phi: float, estimate: float, idle: list[float], reboot_in: float, count: int):
         k = self.initial(how, phi, estimate, idle, reboot_in)
         if not self.reactive or (self.use_model and phi < 0.0):
             return k, 0  # a late workflow stays late: nothing held for it

@@ -167,7 +167,7 @@ class ContextRunner(BeyondRunner):
             count = 1  # late: see the module docstring; nothing learnt
         else:
             x = np.array(context(self._local(now), phi, self._share[self.wf_template[w]][node],
-                                 engine.nfree / self._machines, idle.tolist(),
+                                 engine.nfree / self._machines, idle,
                                  engine.next_reboot(now) - now < estimate, R))
             # one replica per free machine at most (module docstring); a
             # forced single still teaches action 1 about this context
@@ -176,7 +176,7 @@ class ContextRunner(BeyondRunner):
             self._state[k] = k  # learnable: the runner passes k back to _learn_context
         self._replicas[k] = count
         placed = min(count, len(machines))
-        for m in machines[:placed].tolist():
+        for m in machines[:placed]:
             engine.submit(runtime, k, now, machine=m)
         if count > placed:
             engine.submit_many(runtime, k, now, count - placed)

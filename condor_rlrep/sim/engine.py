@@ -48,6 +48,7 @@ its :class:`Listener` only for jobs that belong to a workflow task.
 from __future__ import annotations
 
 import heapq
+from bisect import bisect_right
 import logging
 import math
 from array import array
@@ -208,6 +209,10 @@ class Engine:
         self.pos: list[int] = [-1] * M
         self.low = 0  # lowest class that may be non-empty
         self._nfree = 0  # kept with several classes only; one class: len(_only_list)
+        self.freed: list[int] | None = None
+        """When a list (a listener that keeps its own order of the free
+        machines sets one): every machine that becomes free is appended,
+        so the listener learns of additions without a call per event."""
         for m in range(M):
             self._add_free(m)
         # Job state; trace jobs keep their index, workflow jobs are appended.
@@ -235,6 +240,7 @@ class Engine:
         self._reboots = (
             self.clock.daily(config.reboot_hour, self.until) if config.reboot_hour is not None else np.zeros(0)
         )
+        self._reboot_times: list[float] = self._reboots.tolist()
         self.now = 0.0
 
     # -- random numbers, drawn in batches (one Generator, deterministic) ----
@@ -263,6 +269,8 @@ class Engine:
             self._nfree += 1
         self.pos[m] = len(lst)
         lst.append(m)
+        if self.freed is not None:
+            self.freed.append(m)
 
     def _remove_free(self, m: int) -> None:
         pos = self.pos
@@ -573,9 +581,9 @@ class Engine:
         return self.next_login_start[machines]
 
     def next_reboot(self, now: float) -> float:
-        times = self._reboots
-        k = int(np.searchsorted(times, now, side="right"))
-        return float(times[k]) if k < len(times) else float("inf")
+        times = self._reboot_times  # a list: a bisect per task, no numpy call
+        k = bisect_right(times, now)
+        return times[k] if k < len(times) else math.inf
 
     # -- the stream of known events --------------------------------------------
     def _sources(self) -> tuple[list[tuple[np.ndarray, np.ndarray | None, int]], int]:
@@ -672,6 +680,7 @@ class Engine:
         idle = self.config.owner_idle
         immediate = self._immediate
         only = self._only_list  # None: several power classes (efficient choice)
+        freed = self.freed  # None unless a listener keeps its own order of free machines
         released = self._machine_released
         run_anywhere = self._run_anywhere
         queue_empty = self._queue_empty
@@ -729,6 +738,8 @@ class Engine:
                     elif only is not None:
                         pos[m] = len(only)
                         only.append(m)
+                        if freed is not None:
+                            freed.append(m)
                     else:
                         released(m, t)
                     if owner >= 0 and job_done is not None:
@@ -790,6 +801,8 @@ class Engine:
                         elif only is not None:
                             pos[m] = len(only)
                             only.append(m)
+                            if freed is not None:
+                                freed.append(m)
                         else:
                             released(m, ts)
                 elif kind == KIND_JOB:

@@ -7,16 +7,21 @@ later too, or the machine would not be free.) A machine nobody has used
 since the trace began counts as idle for ever; it ranks first.
 
 :class:`IdleClock` keeps each machine's last logout as time advances and
-answers for all free machines with one numpy gather.
+answers for all free machines with one numpy gather;
+:class:`IdleOrder` keeps the free machines of a running engine in that
+order as they come and go, so that a choice costs O(k log n), not O(n).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import heapq
+import math
+
 import numpy as np
 
-__all__ = ["IdleClock", "hour_of_week"]
+__all__ = ["IdleClock", "IdleOrder", "hour_of_week"]
 
 
 class IdleClock:
@@ -40,8 +45,9 @@ class IdleClock:
         self._end = le[order].tolist()
         self._next = 0
         self._now = -np.inf
-        self.last = np.full(machines, -np.inf)
-        """Latest logout so far per machine (``-inf``: none yet)."""
+        self.last: list[float] = [-math.inf] * machines
+        """Latest logout so far per machine (``-inf``: none yet); a list,
+        which Python indexes faster than an array, one machine at a time."""
 
     @classmethod
     def of_trace(cls, trace) -> IdleClock:
@@ -66,7 +72,7 @@ class IdleClock:
     def last_logout(self, machines: np.ndarray, now: float) -> np.ndarray:
         """Latest login end ``<= now`` of each machine (``-inf``: none yet)."""
         self.advance(now)
-        return self.last[np.asarray(machines, dtype=np.int64)]
+        return np.asarray(self.last, dtype=np.float64)[np.asarray(machines, dtype=np.int64)]
 
     def longest_idle(self, free: Sequence[int], now: float, count: int) -> tuple[np.ndarray, np.ndarray]:
         """Up to ``count`` of the ``free`` machines, longest idle first, and
@@ -84,6 +90,118 @@ class IdleClock:
         else:
             top = np.lexsort((np.arange(len(ids)), -idle))
         return ids[top], idle[top]
+
+
+class IdleOrder:
+    """The free machines of an :class:`~condor_rlrep.sim.engine.Engine`,
+    longest idle first, kept as the engine runs: what
+    :meth:`IdleClock.longest_idle` answers for ``engine.free_machines()``,
+    without looking at every free machine per query.
+
+    A heap of ``(last logout, machine)`` stands for the free machines. The
+    engine appends each machine that becomes free to ``engine.freed``;
+    a query takes those in, then pops from the top. Machines that left the
+    free set are not removed from the heap at once (the engine does not
+    say): their entries are dropped when they surface, or kept for when the
+    machine comes back with the same last logout (a machine whose job
+    ended: no owner came). A free machine's last logout does not change
+    while it stays free (a login would take it out of the free set), but
+    for a session of zero length at the query's own moment that the engine
+    has not reached yet; the clock has, so an entry whose key is older than
+    the clock's is pushed again with the right key when it surfaces.
+
+    Equal idle times keep the order of ``engine.free_machines()`` (power
+    class, then place in its list), as :meth:`IdleClock.longest_idle` does.
+    When machines of equal idle time straddle the ``count``-th place (at the
+    start of a trace, when many machines have never been used), which of
+    them are chosen is what numpy's partition in
+    :meth:`IdleClock.longest_idle` picks; such a query is answered by that
+    method, so that results stay those of every earlier run.
+    """
+
+    def __init__(self, clock: IdleClock, engine) -> None:
+        self.clock = clock
+        self._engine = engine
+        self._pos: list[int] = engine.pos
+        self._cls: list[int] = engine.cls
+        self._heap: list[tuple[float, int]] = []
+        self._key: list[float | None] = [None] * clock.machines
+        """The key of the heap entry that stands for each machine (None: none)."""
+        self._freed: list[int] = list(engine.free_machines())
+        engine.freed = self._freed
+        self._limit = 4 * clock.machines + 1024
+
+    def _take_in(self) -> None:
+        freed = self._freed
+        if not freed:
+            return
+        heap = self._heap
+        key = self._key
+        last = self.clock.last
+        pos = self._pos
+        push = heapq.heappush
+        for m in freed:
+            k = last[m]
+            if pos[m] >= 0 and key[m] != k:
+                key[m] = k
+                push(heap, (k, m))
+        freed.clear()
+        if len(heap) > self._limit:  # mostly dead entries: keep the live ones
+            self._heap = heap = [(k, m) for k, m in heap if key[m] == k and pos[m] >= 0]
+            heapq.heapify(heap)
+            live = {m for _, m in heap}
+            for m in range(len(key)):
+                if m not in live:
+                    key[m] = None
+
+    def top(self, now: float, count: int) -> tuple[list[int], list[float]]:
+        """Up to ``count`` free machines, longest idle first, and their idle
+        seconds (``now`` − last logout)."""
+        if count <= 0:
+            return [], []
+        self.clock.advance(now)
+        self._take_in()
+        heap = self._heap
+        key = self._key
+        last = self.clock.last
+        pos = self._pos
+        pop = heapq.heappop
+        push = heapq.heappush
+        taken: list[tuple[float, int]] = []
+        bound = math.nan
+        tied = False
+        while heap:
+            k, m = heap[0]
+            if key[m] != k:
+                pop(heap)  # superseded by a later entry of m
+                continue
+            if pos[m] < 0:
+                pop(heap)
+                key[m] = None  # no longer free: it comes back through engine.freed
+                continue
+            true = last[m]
+            if true != k:  # a session of zero length now (class docstring)
+                pop(heap)
+                key[m] = true
+                push(heap, (true, m))
+                continue
+            if len(taken) == count:  # the next free machine after the count
+                tied = now - k == bound
+                break
+            pop(heap)
+            taken.append((k, m))
+            bound = now - k
+        for entry in taken:
+            push(heap, entry)
+        if tied:
+            # Equal idle times across the boundary: which of them make the
+            # count is numpy's partition's choice; ask it the same question.
+            machines, idle = self.clock.longest_idle(self._engine.free_machines(), now, count)
+            return machines.tolist(), idle.tolist()
+        if len(taken) > 1:  # equal idle times in the order of the free lists
+            cls = self._cls
+            taken.sort(key=lambda e: (-(now - e[0]), cls[e[1]], pos[e[1]]))
+        return [m for _, m in taken], [now - k for k, _ in taken]
 
 
 def hour_of_week(local_seconds: float) -> int:

@@ -40,6 +40,7 @@ import numpy as np
 
 from condor_rlrep.errors import TraceError
 from condor_rlrep.sim.trace import StringColumn, Trace
+from condor_rlrep.sim.trace_cache import load_cached, store_cached, trace_digest
 from condor_rlrep.sim.trace_csv import Columns, Table, parse_table, read_text
 
 __all__ = ["read_trace", "write_trace", "validate_trace", "parse_start"]
@@ -104,12 +105,28 @@ def _read_meta(directory: Path) -> tuple[datetime, float, str]:
 
 
 def read_trace(directory: str | Path) -> Trace:
-    """Load a trace folder; raise :class:`TraceError` naming file and line on bad input."""
+    """Load a trace folder; raise :class:`TraceError` naming file and line on bad input.
+
+    A large folder is parsed once: later reads take the binary copy beside it
+    (:mod:`condor_rlrep.sim.trace_cache`) while the files' digest is unchanged."""
     directory = Path(directory)
     if not directory.is_dir():
         raise TraceError("not a trace folder", path=str(directory))
     start, length, source = _read_meta(directory)
+    files = [directory / "trace.toml"] + [_find(directory, f"{stem}.csv") for stem in ("machines", "logins", "jobs")]
+    try:
+        digest = trace_digest(files)
+    except OSError as err:
+        raise TraceError(f"cannot read: {err}", path=str(directory)) from err
+    cached = load_cached(directory, digest, files)
+    if cached is not None:
+        return Trace(start=start, length=length, source=source, **cached)
+    trace = _parse_trace(directory, start, length, source)
+    store_cached(directory, digest, trace, files)
+    return trace
 
+
+def _parse_trace(directory: Path, start: datetime, length: float, source: str) -> Trace:
     mpath = _find(directory, "machines.csv")
     machines = parse_table(read_text(mpath), str(mpath), MACHINE_COLUMNS)
     if len(machines) == 0:
