@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from condor_rlrep.cli.options import emit_json, json_option, out_option
+from condor_rlrep.cli.options import emit_json, json_option, out_option, phi_option
 
 
 @click.command("replay")
@@ -33,7 +33,7 @@ from condor_rlrep.cli.options import emit_json, json_option, out_option
               help="Figure-1 workflows, at arrival times drawn from the trace's submissions in the window.")
 @click.option("--policy", "policies", multiple=True, metavar="POLICY",
               help="Policy to replay (repeatable; as instrument --policy).  [default: single, fixed:2]")
-@click.option("--phi", type=float, default=0.1, show_default=True, help="Contingency φ of every workflow.")
+@phi_option("Contingency φ ≥ 0 of every workflow (its deadline (1+φ)·CR(W); within-P shares are reported for every P).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the slot and arrival draws and the simulator.")
 @click.option("--negotiation-interval", type=click.FloatRange(min=1.0), default=2.0, show_default=True,
               help="The pool's NEGOTIATOR_INTERVAL and the simulator's negotiation ticks, in replay seconds.")
@@ -77,9 +77,13 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
         stopping["now"] = True
         raise KeyboardInterrupt
 
+    last: list[tuple[str, int, str]] = []
+
     def progress(policy: str, done: int, total: int, what: str) -> None:
-        if not as_json:
-            click.echo(f"\r{policy}: {what} {done}/{total}   ", nl=what in ("done", "done before"), err=True)
+        if as_json or last[-1:] == [(policy, done, what)]:
+            return  # one line per change, not one per poll
+        last[:] = [(policy, done, what)]
+        click.echo(f"{policy}: {what} {done}/{total}", err=True)
 
     previous = signal.signal(signal.SIGINT, interrupt)
     try:
