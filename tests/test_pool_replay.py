@@ -55,7 +55,7 @@ def test_replay_evicts_through_the_startd_and_agrees_with_the_simulator(pool: Po
                          "--policy", "single", "--policy", "model:3", "--condor", str(pool.dir / "release"),
                          "--json", cwd=work)
     took = time.monotonic() - began
-    rows = json.loads(printed)
+    rows = json.loads(printed)["rows"]
     print(f"replay took {took:.0f} s:", json.dumps({p: [{k: r[k] for k in ("side", "completed", "within", "replicas",
                                                                     "evictions", "good_kwh", "bad_kwh")}
                                                          for r in pair] for p, pair in rows.items()}))

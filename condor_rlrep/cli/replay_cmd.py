@@ -98,7 +98,7 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
              "pick": pick}
     paths = write_report(out, plan, rows, shown)
     if as_json:
-        emit_json({policy: [r.to_json() for r in pair] for policy, pair in rows.items()} | {"report": paths})
+        emit_json({"rows": {policy: [r.to_json() for r in pair] for policy, pair in rows.items()}, "report": paths})
         return
     for policy, pair in rows.items():
         for row in pair:

@@ -72,7 +72,8 @@ def prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | None
         except StoreError as err:
             raise InputError(f"agent store unusable: {err}", path=run_spec) from err
         return run_spec, True, (f"created now ({strategy}, 1..{opts.max_replicas} replicas, "
-                                f"epsilon {LIVE_EPSILON_HIGH:g} then {config.epsilon_low:g}){secret}")
+                                f"epsilon {LIVE_EPSILON_HIGH:g} then {config.epsilon_low:g}); {_starts_from(spec)}"
+                                f"{secret}")
     try:
         with open_store(path) as store:
             config, stats = store.config, store.stats()
@@ -82,3 +83,12 @@ def prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | None
     if config.max_replicas > opts.max_replicas:
         note += f"; its actions are 1..{config.max_replicas} replicas, capped at {opts.max_replicas} per node"
     return run_spec, False, note + ")" + secret
+
+
+def _starts_from(spec: PolicySpec) -> str:
+    """What a new store's first decisions rest on, said where the store is made."""
+    if spec.kind == "model":
+        return ("it starts empty: the survival model assumes every replica is evicted at its prior rate until "
+                "the run's own replicas are counted, so it replicates from the first workflow")
+    return ("it starts empty: every replica count is untried, so the greedy choice is 1 replica until rewards "
+            "arrive and only exploration replicates (model:R replicates from the first workflow)")
