@@ -32,7 +32,7 @@ REPORTING = {
     "inspect", "export", "instrument", "simulate", "train", "sweep", "report", "status", "submit",
     "agent init", "agent show", "agent stats", "agent import", "agent migrate", "agent prune", "agent retention",
     "agent decide", "agent record", "agent flush", "trace generate", "trace load", "trace info",
-    "bottlemod analyze", "bottlemod gain",
+    "bottlemod analyze", "bottlemod gain", "replay",
 }
 # Old spellings: hidden, still accepted.
 RETIRED = {"--output", "--out-dir", "--phi-mode", "--replicas"}

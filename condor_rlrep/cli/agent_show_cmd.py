@@ -64,6 +64,10 @@ def show(store_path: str | None, as_json: bool, plot: str | None, show_all: bool
             (f"{c['replicas']} ({c['estimate']:+.2f})" if c["rewards"] else ".").rjust(width) for c in row
         )
         click.echo(f"{hour:>4} {text}")
+    if not any(c["rewards"] for row in cells for c in row):
+        click.echo("no rewards yet: the store starts empty, every replica count untried, so the greedy choice is "
+                   "1 replica until rewards arrive and only exploration replicates (model:R replicates from its "
+                   "prior rate from the first workflow)")
 
 
 def _show_model(store_path: str | None, spec_text: str, phi_prime: float | None, estimate: float | None,
@@ -100,6 +104,9 @@ def _show_model(store_path: str | None, spec_text: str, phi_prime: float | None,
     week_exposure, week_evictions = model.week_totals()
     click.echo(f"survival model of {spec.spec} ({config.timezone}): {week_evictions:.0f} eviction(s) in "
                f"{week_exposure / 3600:.1f} h of runs; rate = evictions per hour of run, shrunk toward the week's")
+    if not cells:
+        click.echo("no runs counted yet: every hour's rate is the model's prior rate, so it replicates from the "
+                   "first workflow")
     days = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
     if show_all:
         click.echo("day hour  rate/h  runs(h)  evictions")

@@ -38,6 +38,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "status": ("condor_rlrep.cli.status_cmd:status", "Show where every node of an instrumented DAG run stands."),
     "report": ("condor_rlrep.cli.report_cmd:report",
                "Report an instrumented DAG run, or render a sweep's results (Markdown/HTML/JSON)."),
+    "replay": ("condor_rlrep.cli.replay_cmd:replay",
+               "Replay a trace on a real pool: live vs simulated rows per policy."),
     "bottlemod": ("condor_rlrep.cli.bottlemod_cmd:bottlemod", "BottleMod: task I/O and resource bottlenecks."),
 }
 

@@ -1,0 +1,152 @@
+"""The replay pool's configuration, written from a :class:`~condor_rlrep.replay.plan.ReplayPlan`.
+
+S static slots of one CPU each, slot k standing for the plan's machine k.
+Owner presence is a ClassAd expression of ``time()`` published in every
+slot ad (``OwnerPresent``), computed from the plan's sessions against the
+replay's origin (an epoch written into the configuration), so the startd
+and the negotiator see an owner arrive at the second it does — no cron, no
+reconfiguration during the run:
+
+* ``START = OwnerPresent =!= True``: a slot with its owner takes no job;
+* ``PREEMPT = OwnerPresent =?= True`` with ``WANT_VACATE = False`` and
+  ``MachineMaxVacateTime = 0``: an arriving owner has the job killed at
+  once, without checkpoint, as the Newcastle cluster did; the schedd logs
+  the eviction (event 004) and the job goes back to the queue;
+* the idle attribute (``TraceKeyboardIdle`` by default): seconds since the
+  slot's owner last left, in replay seconds; a slot whose owner was never
+  seen in the window reads :data:`NEVER_IDLE` plus the time since the origin.
+  The startd computes ``KeyboardIdle`` itself from the host's console, so
+  the trace's value has a name of its own.
+
+The startd re-evaluates PREEMPT every ``POLLING_INTERVAL`` (1 s here): an
+owner's arrival takes effect within a second of replay time.
+"""
+
+from __future__ import annotations
+
+import getpass
+
+from condor_rlrep.replay.plan import ReplayPlan
+
+__all__ = ["pool_config", "owner_expression", "idle_expression", "NEVER_IDLE", "IDLE_ATTRIBUTE"]
+
+NEVER_IDLE = 10_000_000
+"""Idle seconds of a slot whose owner was never seen (the simulator's "never
+used = idle for ever", as a number a rank can order)."""
+IDLE_ATTRIBUTE = "TraceKeyboardIdle"
+
+
+def _num(value: float) -> str:
+    return f"{value:.3f}".rstrip("0").rstrip(".")
+
+
+def _now(origin: float) -> str:
+    return f"(time() - {_num(origin)})"
+
+
+def owner_expression(plan: ReplayPlan, origin: float) -> str:
+    """``OwnerPresent`` for every slot: one disjunction keyed on ``SlotID``."""
+    now = _now(origin)
+    parts = []
+    for index, sessions in enumerate(plan.sessions):
+        if not sessions:
+            continue
+        spans = " || ".join(f"({now} >= {_num(a)} && {now} < {_num(b)})" for a, b in sessions)
+        parts.append(f"(SlotID == {index + 1} && ({spans}))")
+    return "(" + " || ".join(parts) + ")" if parts else "False"
+
+
+def idle_expression(plan: ReplayPlan, origin: float) -> str:
+    """Seconds since the slot's owner last left (0 while present)."""
+    now = _now(origin)
+    per_slot = []
+    for index, sessions in enumerate(plan.sessions):
+        value = f"({NEVER_IDLE} + {now})"
+        for a, b in sessions:  # later sessions wrap the earlier ones: the last one past wins
+            value = (f"ifThenElse({now} >= {_num(b)}, {now} - {_num(b)}, "
+                     f"ifThenElse({now} >= {_num(a)}, 0, {value}))")
+        per_slot.append((index + 1, value))
+    out = "0"
+    for slot, value in reversed(per_slot):
+        out = f"ifThenElse(SlotID == {slot}, {value}, {out})"
+    return out
+
+
+def pool_config(plan: ReplayPlan, *, release: str, local_dir: str, port: int, origin: float,
+                negotiation_interval: float = 2.0, user: str | None = None) -> str:
+    """The whole ``condor_config`` of a personal replay pool on loopback."""
+    user = user or getpass.getuser()
+    interval = max(1, round(negotiation_interval))
+    return f"""\
+## condor-rlrep replay: a personal pool on loopback whose slots stand for a trace's desktops.
+RELEASE_DIR = {release}
+LOCAL_DIR = {local_dir}
+LOCAL_CONFIG_FILE =
+LOCAL_CONFIG_DIR =
+use ROLE : Personal
+CONDOR_HOST = 127.0.0.1
+COLLECTOR_HOST = 127.0.0.1:{port}
+NETWORK_INTERFACE = 127.0.0.1
+BIND_ALL_INTERFACES = False
+USE_SHARED_PORT = False
+DAEMON_LIST = MASTER COLLECTOR NEGOTIATOR STARTD SCHEDD
+MAIL = /bin/true
+UID_DOMAIN = rlrep.replay
+FILESYSTEM_DOMAIN = rlrep.replay
+ALLOW_READ = 127.0.0.1, {user}@*
+ALLOW_WRITE = 127.0.0.1, {user}@*
+ALLOW_DAEMON = 127.0.0.1, {user}@*
+ALLOW_ADMINISTRATOR = 127.0.0.1, {user}@*
+ALLOW_NEGOTIATOR = 127.0.0.1, {user}@*
+ALLOW_CONFIG = 127.0.0.1, {user}@*
+SEC_DEFAULT_AUTHENTICATION_METHODS = FS
+SEC_CLIENT_AUTHENTICATION_METHODS = FS
+RunBenchmarks = 0
+STARTD_DETECT_GPUS =
+HIBERNATE_CHECK_INTERVAL = 0
+PREEN =
+
+# S static slots of one CPU: slot k is the trace's machine k (replay plan)
+NUM_CPUS = {plan.slots}
+NUM_SLOTS = {plan.slots}
+MEMORY = {512 * plan.slots}
+
+# owners from the trace, as expressions of time() against the replay's origin
+ReplayOrigin = {_num(origin)}
+OwnerPresent = {owner_expression(plan, origin)}
+{IDLE_ATTRIBUTE} = {idle_expression(plan, origin)}
+STARTD_ATTRS = $(STARTD_ATTRS) ReplayOrigin OwnerPresent {IDLE_ATTRIBUTE}
+START = (OwnerPresent =!= True)
+PREEMPT = (OwnerPresent =?= True)
+SUSPEND = False
+CONTINUE = True
+WANT_SUSPEND = False
+WANT_VACATE = False
+KILL = True
+MachineMaxVacateTime = 0
+MAXJOBRETIREMENTTIME = 0
+RANK = 0
+NEGOTIATOR_CONSIDER_PREEMPTION = False
+POLLING_INTERVAL = 1
+UPDATE_INTERVAL = 2
+
+# negotiation and the schedd at a pace that fits the compressed trace
+NEGOTIATOR_INTERVAL = {interval}
+NEGOTIATOR_MIN_INTERVAL = 1
+NEGOTIATOR_CYCLE_DELAY = 1
+SCHEDD_INTERVAL = 2
+SCHEDD_MIN_INTERVAL = 1
+JOB_START_DELAY = 0
+JOB_START_COUNT = 50
+PERIODIC_EXPR_INTERVAL = 2
+STARTER_UPDATE_INTERVAL = 2
+SHADOW_QUEUE_UPDATE_INTERVAL = 2
+START_LOCAL_UNIVERSE = True
+START_SCHEDULER_UNIVERSE = True
+
+# DAGMan: node logs anywhere; quick log scans; sub-second times in .dagman.out
+DAGMAN_USE_STRICT = 0
+DAGMAN_USER_LOG_SCAN_INTERVAL = 1
+DAGMAN_MAX_SUBMITS_PER_INTERVAL = 100
+DAGMAN_DEBUG = D_SUB_SECOND
+"""

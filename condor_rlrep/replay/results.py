@@ -1,0 +1,147 @@
+"""A policy's live row (from the runs' own files) and simulated row (from the simulator).
+
+**Live.** Every workflow's instrumented DAG is read with the code behind
+``status`` and ``report`` (:class:`~condor_rlrep.runreport.load.RunReader`,
+:func:`~condor_rlrep.runreport.report.build_reports`): completion c(W),
+replicas, evictions, good and bad energy. p(W) counts from the workflow's
+arrival (the DAGMan job's submission, as the simulator's s(W) is the
+arrival), so DAGMan's own start-up is part of the live makespan;
+``report``'s p(W) (from the first node's start) is kept beside it as
+``p_report``. A workflow not finished by the end of the replay is outside
+every P.
+
+**Simulated.** :func:`~condor_rlrep.sim.run.simulate` on the plan's own
+trace (:meth:`~condor_rlrep.replay.plan.ReplayPlan.trace`): the same slots
+and owner sessions, every job replaced by a Figure-1 workflow of the
+compressed task length, no reboot of its own (the plan's reboots are owner
+sessions), negotiation at the pool's interval.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from condor_rlrep.replay.plan import ReplayPlan
+from condor_rlrep.sim.metrics import P_GRID
+
+__all__ = ["Row", "live_row", "simulated_row", "sim_policy"]
+
+J_PER_KWH = 3.6e6
+
+
+@dataclass
+class Row:
+    policy: str
+    side: str
+    """``live`` or ``simulated``."""
+    workflows: int
+    completed: int
+    within: dict[str, float]
+    """P → share of workflows with p(W) ≤ P (unfinished ones count as outside)."""
+    p: list[float | None]
+    tasks: int
+    replicas: int
+    evictions: int
+    good_kwh: float
+    bad_kwh: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def replicas_per_task(self) -> float:
+        return self.replicas / self.tasks if self.tasks else math.nan
+
+    @property
+    def replica_kwh(self) -> float:
+        return self.good_kwh + self.bad_kwh
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["replicas_per_task"] = self.replicas_per_task
+        data["replica_kwh"] = self.replica_kwh
+        return data
+
+
+def _within(ps: list[float | None], grid: tuple[float, ...]) -> dict[str, float]:
+    n = len(ps)
+    return {f"{p:g}": (sum(1 for v in ps if v is not None and v <= p + 1e-9) / n if n else math.nan) for p in grid}
+
+
+def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[float, ...] = P_GRID) -> Row:
+    """The live row of one policy's replay from its DAGs' files and ``record`` (from :func:`run_live`)."""
+    from condor_rlrep.runreport.load import RunReader
+    from condor_rlrep.runreport.report import build_reports
+
+    origin = float(record["origin"])
+    ps: list[float | None] = []
+    p_report: list[float | None] = []
+    tasks = replicas = evictions = completed = 0
+    good = bad = 0.0
+    decisions: dict[int, int] = {}
+    per_dag: list[dict[str, Any]] = []
+    for entry in record["dags"]:
+        dag = Path(entry["dag"])
+        try:
+            data = RunReader(str(dag)).read()
+            reports = build_reports(data)
+        except Exception as err:  # a DAG that never started leaves no run to read: outside every P
+            ps.append(None)
+            p_report.append(None)
+            per_dag.append({"dag": str(dag), "error": str(err)})
+            continue
+        report = reports[-1] if reports else None
+        p = None
+        if report is not None and report.finished and report.completion is not None:
+            makespan = report.completion - (origin + float(entry["submitted"]))
+            p = makespan / report.critical_path_s - 1.0
+            completed += 1
+        ps.append(p)
+        p_report.append(None if report is None else report.p_w)
+        if report is not None:
+            for node in report.nodes:
+                tasks += 1
+                if node.decision_id is not None:
+                    decisions[node.decision_id] = decisions.get(node.decision_id, 0) + 1
+            replicas += report.replicas
+            evictions += report.evictions
+            good += report.good_energy_j
+            bad += report.bad_energy_j
+        per_dag.append({"dag": str(dag), "p": p, "p_report": p_report[-1],
+                        "replicas": None if report is None else report.replicas,
+                        "evictions": None if report is None else report.evictions})
+    return Row(policy=policy, side="live", workflows=len(record["dags"]), completed=completed,
+               within=_within(ps, grid), p=ps, tasks=tasks, replicas=replicas, evictions=evictions,
+               good_kwh=good / J_PER_KWH, bad_kwh=bad / J_PER_KWH,
+               extra={"p_report": p_report, "dags": per_dag, "decisions_reported_twice":
+                      sorted(k for k, v in decisions.items() if v > 1),
+                      "unfinished_removed": record.get("unfinished", [])})
+
+
+def sim_policy(policy: str) -> str:
+    """The simulator's name for a live policy (``agent`` is the bandit over at most 3)."""
+    return "rl:3" if policy == "agent" else policy
+
+
+def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negotiation_interval: float,
+                  grid: tuple[float, ...] = P_GRID) -> Row:
+    from condor_rlrep.sim.config import SimConfig
+    from condor_rlrep.sim.run import simulate
+
+    extra: dict[str, Any] = {}
+    if policy == "agent":
+        from condor_rlrep.instrument import LIVE_EPSILON_HIGH
+
+        extra["epsilon_high"] = LIVE_EPSILON_HIGH
+    config = SimConfig(workflows=(f"figure1@{plan.task_seconds / 1920.0!r}",), fraction=1.0,
+                       policy=sim_policy(policy), phi=phi, seed=seed, negotiation_interval=negotiation_interval,
+                       reboot_hour=None, **extra)
+    result = simulate(plan.trace(), config)
+    ps = [None if math.isnan(v) else float(v) for v in result.wf_p]
+    return Row(policy=policy, side="simulated", workflows=result.workflows, completed=result.completed,
+               within=_within(ps, grid), p=ps, tasks=int(len(result.tasks["submit"])),
+               replicas=int(result.tasks["replicas"].sum()) if len(result.tasks["replicas"]) else 0,
+               evictions=int(result.wf_evictions.sum()),
+               good_kwh=float(result.wf_good_j.sum()) / J_PER_KWH, bad_kwh=float(result.wf_bad_j.sum()) / J_PER_KWH,
+               extra={"config": config.to_dict()})

@@ -1,0 +1,127 @@
+"""A whole replay, end to end and resumable: :func:`run_replay`.
+
+``OUT/plan.json`` fixes the window, slots, arrivals and compression; every
+policy then runs in a fresh pool of its own (``OUT/<policy>/pool``), one
+after the other, with the same owners and the same arrivals: the pool's
+clock origin is set a few seconds after its start, so every policy sees
+the sessions at the same replay seconds. A policy is done when
+``OUT/<policy>/rows.json`` exists (its live and simulated rows); a rerun of
+the same command skips it. A policy interrupted half-way is replayed again
+from a clean folder (a live replay cannot continue in the middle: the
+owners' clock would not match). The pool is stopped whatever happens.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from condor_rlrep.atomic import write_atomic
+from condor_rlrep.errors import InputError
+from condor_rlrep.replay.plan import ReplayPlan
+from condor_rlrep.replay.results import Row, live_row, simulated_row
+
+__all__ = ["ReplaySettings", "run_replay", "load_rows", "PLAN", "ROWS"]
+
+PLAN = "plan.json"
+ROWS = "rows.json"
+START_MARGIN = 12.0
+"""Seconds between writing the pool's configuration and its clock's origin:
+the pool starts (≈ 5 s) before the first owner can matter."""
+
+
+@dataclass
+class ReplaySettings:
+    policies: list[str]
+    phi: float
+    seed: int
+    negotiation_interval: float
+    release: Path
+    grace: float = 120.0
+
+
+def _same_plan(out: Path, plan: ReplayPlan) -> ReplayPlan:
+    path = out / PLAN
+    if path.exists():
+        old = ReplayPlan.from_json(json.loads(path.read_text(encoding="utf-8")))
+        if old.to_json() != plan.to_json():
+            raise InputError("holds the plan of another replay (other trace, window, slots or arrivals): "
+                             "use another -o folder", path=str(path))
+        return old
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(str(path), plan.dumps() + "\n")
+    return plan
+
+
+def load_rows(out: Path, policy_folder: str) -> list[Row] | None:
+    path = out / policy_folder / ROWS
+    if not path.exists():
+        return None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    rows = []
+    for item in data["rows"]:
+        item = {k: v for k, v in item.items() if k not in ("replicas_per_task", "replica_kwh")}
+        rows.append(Row(**item))
+    return rows
+
+
+def run_replay(out: Path, plan: ReplayPlan, settings: ReplaySettings, *,
+               progress: Callable[[str, int, int, str], None] | None = None,
+               should_stop: Callable[[], bool] | None = None) -> dict[str, list[Row]]:
+    """Every policy's live and simulated rows (replaying those not done yet)."""
+    from condor_rlrep.condor.version import detect_dagman_version
+    from condor_rlrep.replay.live import run_live
+    from condor_rlrep.replay.pool import ReplayPool
+    from condor_rlrep.replay.workflows import policy_slug, prepare_workflows
+
+    out = Path(out).resolve()
+    plan = _same_plan(out, plan)
+    say = progress or (lambda policy, done, total, what: None)
+    rows: dict[str, list[Row]] = {}
+    for policy in settings.policies:
+        slug = policy_slug(policy)
+        done = load_rows(out, slug)
+        if done is not None:
+            rows[policy] = done
+            say(policy, len(plan.arrivals), len(plan.arrivals), "done before")
+            continue
+        folder = out / slug
+        if folder.exists():
+            shutil.rmtree(folder)  # an interrupted live replay cannot be continued: start it again
+        folder.mkdir(parents=True)
+        pool = ReplayPool(folder / "pool", settings.release, plan, origin=0.0,
+                          negotiation_interval=settings.negotiation_interval)
+        found = detect_dagman_version(pool.env)
+        say(policy, 0, len(plan.arrivals), "instrumenting")
+        dags = prepare_workflows(plan, folder, policy, phi=settings.phi,
+                                 dagman_version=found[0] if found else None, environ=pool.env,
+                                 watts=sum(plan.active_watts) / plan.slots)
+        pool.origin = time.time() + START_MARGIN
+        try:
+            pool.start()
+            say(policy, 0, len(plan.arrivals), "pool up")
+            record = run_live(plan, dags, pool.env, pool.origin, grace=settings.grace,
+                              progress=lambda d, t, what: say(policy, d, t, what), should_stop=should_stop)
+        finally:
+            pool.stop()
+        live = live_row(policy, plan, record)
+        sim = simulated_row(policy, plan, phi=settings.phi, seed=settings.seed,
+                            negotiation_interval=settings.negotiation_interval)
+        rows[policy] = [live, sim]
+        payload: dict[str, Any] = {"policy": policy, "rows": [r.to_json() for r in rows[policy]]}
+        write_atomic(str(folder / ROWS), json.dumps(payload, indent=1, default=_jsonable) + "\n")
+        say(policy, len(plan.arrivals), len(plan.arrivals), "done")
+    return rows
+
+
+def _jsonable(value: Any) -> Any:
+    if hasattr(value, "item"):
+        return value.item()
+    if isinstance(value, tuple):
+        return list(value)
+    raise TypeError(f"not JSON: {type(value).__name__}")
