@@ -5,9 +5,9 @@ it parses a description: fine for the user's own file at submit time, not
 for ``report`` reading a run that someone else wrote (it would run their
 command as whoever runs ``report``). :func:`submit_values` reads the
 ``key = value`` lines only (case-insensitive keys, ``\\`` continuations,
-the last assignment wins), skips ``include``, ``if``/``else`` and
-``queue`` lines, and expands ``$(NAME)`` macros from the description and
-the given ones, to a bounded depth. It is a best-effort reader for
+the last assignment wins), skips ``include`` and ``if``/``else`` lines,
+stops at the first ``queue``, and expands ``$(NAME)`` macros from the
+description and the given ones, to a bounded depth. It is a best-effort reader for
 courtesies (where a node's stderr went), never for what is submitted.
 """
 
@@ -20,7 +20,8 @@ __all__ = ["submit_values", "expand"]
 
 _ASSIGN = re.compile(r"^\s*([A-Za-z_+.][A-Za-z0-9_+.]*)\s*=\s?(.*)$")
 _MACRO = re.compile(r"\$\(([A-Za-z_][A-Za-z0-9_.]*)\)")
-_SKIP = re.compile(r"^\s*(include\b|if\b|elif\b|else\b|endif\b|error\s*:|warning\s*:|queue\b)", re.IGNORECASE)
+_SKIP = re.compile(r"^\s*(include\b|if\b|elif\b|else\b|endif\b|error\s*:|warning\s*:)", re.IGNORECASE)
+_QUEUE = re.compile(r"^\s*queue\b", re.IGNORECASE)
 _MAX_ROUNDS = 16
 
 
@@ -35,6 +36,8 @@ def submit_values(text: str) -> dict[str, str]:
             continue
         pending = ""
         stripped = line.strip()
+        if _QUEUE.match(stripped):
+            break  # what follows describes the next jobs, not these
         if not stripped or stripped.startswith("#") or _SKIP.match(stripped):
             continue
         match = _ASSIGN.match(line)
