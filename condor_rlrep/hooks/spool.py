@@ -30,6 +30,9 @@ from condor_rlrep.hooks.failopen import describe
 
 __all__ = ["MODEL_ENTRY", "spool_directory", "spool_outcome", "spool_model", "flush_spool"]
 
+IDENTITY_KEYS = frozenset({"dag", "node", "run", "retry"})
+"""What :func:`condor_rlrep.hooks.record.decision_identity` writes: an outcome entry needs all of them."""
+
 MODEL_ENTRY = "model"
 """``kind`` of a spooled model update (an outcome's entry has no kind)."""
 
@@ -144,6 +147,9 @@ def _flush_outcome(store: Any, store_spec: str, path: str, document: dict[str, A
     identity = document.get("identity")
     if str(document.get("store")) != str(store_spec) or not isinstance(identity, dict):
         return f"spool/{name} is for store {document.get('store')!r}: left there"
+    missing = sorted(IDENTITY_KEYS - identity.keys())
+    if missing:  # an empty identity would match any decision: never close one on it
+        return f"spool/{name}: identity lacks {', '.join(missing)}: left there"
     record = store.decision(decision_id)
     if any(record.context.get(key) != value for key, value in identity.items()):
         return f"spool/{name}: decision {decision_id} of this store is another node's or run's: left there"

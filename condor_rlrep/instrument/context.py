@@ -29,7 +29,7 @@ SUBFOLDERS = ("nodes", "state", "cache", "spool")
 
 
 def prepare_context(context: str) -> bool:
-    """Make ``context`` (and its sub-folders) ours and private; True when it
+    """Make ``context`` ours and private (its sub-folders: :func:`writing`); True when it
     was created now. Raises :class:`InputError` naming a part that another
     user owns or that is not what it should be."""
     uid = os.geteuid()
@@ -45,6 +45,10 @@ def prepare_context(context: str) -> bool:
         os.chmod(context, 0o700)
     else:
         _check_tree(context, uid)
+    return created
+
+
+def _subfolders(context: str) -> None:
     for sub in SUBFOLDERS:
         path = os.path.join(context, sub)
         try:
@@ -52,7 +56,6 @@ def prepare_context(context: str) -> bool:
         except FileExistsError:
             pass
         os.chmod(path, 0o700)
-    return created
 
 
 def _check_tree(context: str, uid: int) -> None:
@@ -117,6 +120,7 @@ def writing(context: str, dst: str) -> Iterator[None]:
     dst_existed = os.path.lexists(dst)
     created = prepare_context(context)
     try:
+        _subfolders(context)
         yield
     except BaseException as err:
         undo(context, created, [] if dst_existed else [dst])

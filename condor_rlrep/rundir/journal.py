@@ -33,7 +33,7 @@ JOURNAL_FILE = "journal.jsonl"
 JOURNAL_VERSION = 1
 
 # Node-state keys that only the hooks themselves need.
-_PRIVATE = ("files", "dag_key", "log_offset")
+_PRIVATE = ("files", "dag_key", "log_offset", "log_id")
 
 
 def append(context: str | None, hook: str, node: str | None, record: Mapping[str, Any], *, now: float | None = None) -> None:
