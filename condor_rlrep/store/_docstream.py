@@ -14,6 +14,7 @@ complete.)
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
@@ -37,7 +38,14 @@ def write_document(
     decisions: Iterable[Mapping[str, Any]],
 ) -> int:
     """Write a document; returns the number of decisions written."""
-    dump = json.JSONEncoder(allow_nan=False).encode
+    strict = json.JSONEncoder(allow_nan=False).encode
+
+    def dump(value: Any) -> str:
+        try:
+            return strict(value)
+        except ValueError:  # a non-finite number a store of an older version let in: written, never a crash
+            return strict(_named_non_finite(value))
+
     out.write("{")
     out.write(", ".join(f"{dump(key)}: {dump(value)}" for key, value in header.items()))
     count = 0
@@ -52,6 +60,18 @@ def write_document(
         out.write("]" if first else "\n]")
     out.write("}\n")
     return count
+
+
+def _named_non_finite(value: Any) -> Any:
+    """``value`` with every non-finite float written as the string "inf",
+    "-inf" or "nan" (JSON has none): import then names the entry at fault."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if value != value else ("inf" if value > 0 else "-inf")
+    if isinstance(value, Mapping):
+        return {key: _named_non_finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_named_non_finite(item) for item in value]
+    return value
 
 
 class DocumentReader:
