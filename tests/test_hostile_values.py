@@ -67,3 +67,42 @@ def test_a_stored_infinite_estimate_does_not_break_export_and_import_names_it(st
     out = tmp_path / "export.json"
     out.write_text(done.stdout)
     one_error(rlrep("agent", "import", "--store", str(tmp_path / "new.sqlite"), str(out)), "q", "finite")
+
+
+# -- item 11: agent import — one error line, linear time -------------------------------------------
+
+
+def _document(store: Path) -> dict:
+    done = rlrep("agent", "export", "--store", str(store))
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+@pytest.mark.parametrize("case", ["huge rewards_seen", "deep nesting", "4301 digits", "invalid UTF-8"])
+def test_agent_import_of_a_hostile_document_is_one_error_line(store: Path, tmp_path: Path, case: str) -> None:
+    document = _document(store)
+    text = json.dumps(document)
+    if case == "huge rewards_seen":
+        data, words = json.dumps({**document, "rewards_seen": 1e30}).encode(), ("rewards_seen", "1e+30")
+    elif case == "deep nesting":
+        data, words = (text[:-1] + ', "x": ' + "[" * 200_000 + "]" * 200_000 + "}").encode(), ("nested too deeply",)
+    elif case == "4301 digits":
+        data, words = text.replace('"rewards_seen": 0', '"rewards_seen": ' + "9" * 4301).encode(), ("4,300",)
+    else:
+        data, words = text.encode().replace(b'"format"', b'"form\xff\xfeat"'), ("UTF-8",)
+    path = tmp_path / "hostile.json"
+    path.write_bytes(data)
+    one_error(rlrep("agent", "import", "--store", str(tmp_path / "new.sqlite"), str(path)), str(path), *words)
+
+
+def test_agent_import_of_a_million_bad_estimates_fails_in_linear_time(store: Path, tmp_path: Path) -> None:
+    # quadratic before: 10^4 cells 0.09 s, 10^5 1.4 s, 10^6 216 s
+    document = _document(store)
+    document["estimates"] = [[9999, 1, 1, 0.0, []]] * 1_000_000
+    path = tmp_path / "many.json"
+    path.write_text(json.dumps(document))
+    try:
+        done = rlrep("agent", "import", "--store", str(tmp_path / "new.sqlite"), str(path), timeout=90)
+    except subprocess.TimeoutExpired:
+        pytest.fail("agent import of 10^6 estimates took more than 90 s")
+    one_error(done, "estimates[0].state", "out of range")
