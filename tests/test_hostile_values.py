@@ -106,3 +106,67 @@ def test_agent_import_of_a_million_bad_estimates_fails_in_linear_time(store: Pat
     except subprocess.TimeoutExpired:
         pytest.fail("agent import of 10^6 estimates took more than 90 s")
     one_error(done, "estimates[0].state", "out of range")
+
+
+# -- item 13: simulator and trace options, checked up front ------------------------------------------
+
+_SWF_JOB = "1 0 0 {run} 1 -1 -1 1 -1 -1 1 1 1 -1 -1 -1 -1 -1\n"
+
+
+@pytest.mark.parametrize("header, run, words", [
+    ("; MaxNodes: 1e9\n", "10", ("MaxNodes", "1e9", "limit")),
+    ("; MaxNodes: inf\n", "10", ("MaxNodes", "inf", "finite")),
+    ("; MaxNodes: 1e400\n", "10", ("MaxNodes", "1e400", "finite")),
+    ("; MaxNodes: 4\n", "nan", ("run_time", "nan", "finite")),
+])
+def test_trace_load_swf_with_hostile_values(tmp_path: Path, header: str, run: str, words: tuple[str, ...]) -> None:
+    path = tmp_path / "log.swf"
+    path.write_text("; UnixStartTime: 1262304000\n" + header + _SWF_JOB.format(run=run))
+    one_error(rlrep("trace", "load", "--format", "swf", str(path), "-o", str(tmp_path / "t")), str(path), *words)
+
+
+@pytest.mark.parametrize("text, words", [
+    ("[" * 200_000 + "]" * 200_000, ("nested too deeply",)),
+    ('[{"ClusterId": 1, "QDate": ' + "9" * 5000 + "}]", ("4,300",)),
+    ('{"ClusterId": 1, "QDate": ' + "9" * 5000 + "}", ("4,300",)),
+])
+def test_trace_load_condor_json_with_hostile_values(tmp_path: Path, text: str, words: tuple[str, ...]) -> None:
+    path = tmp_path / "history.json"
+    path.write_text(text)
+    one_error(rlrep("trace", "load", "--format", "condor-json", str(path), "-o", str(tmp_path / "t")), str(path), *words)
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--set", "rooms.0.machines=1e9"], ("machines", "limit")),
+    (["--days", "1e9"], ("days", "limit")),
+])
+def test_trace_generate_beyond_its_limits(tmp_path: Path, args: list[str], words: tuple[str, ...]) -> None:
+    one_error(rlrep("trace", "generate", "--preset", "poisson", *args, "-o", str(tmp_path / "t"), timeout=60), *words)
+
+
+@pytest.fixture(scope="module")
+def small_trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("trace") / "t"
+    done = rlrep("trace", "generate", "--preset", "poisson", "--days", "1", "-o", str(path))
+    assert done.returncode == 0, done.stderr
+    return path
+
+
+@pytest.mark.parametrize("args, words", [
+    (["--negotiation-interval", "nan"], ("--negotiation-interval", "nan", "finite")),
+    (["--owner-idle", "-1"], ("--owner-idle", "-1", ">= 0")),
+    (["--negotiation-interval", "1e-9"], ("--negotiation-interval", "1e-09", "limit")),
+])
+def test_simulate_options_beyond_their_limits(small_trace: Path, args: list[str], words: tuple[str, ...]) -> None:
+    one_error(rlrep("simulate", "--trace", str(small_trace), *args, timeout=60), *words)
+
+
+def test_simulate_a_trace_a_billion_years_long_is_refused(small_trace: Path, tmp_path: Path) -> None:
+    import shutil
+
+    trace = tmp_path / "long"
+    shutil.copytree(small_trace, trace)
+    meta = trace / "trace.toml"
+    meta.write_text("\n".join("length = 1e18" if line.startswith("length") else line
+                              for line in meta.read_text().splitlines()) + "\n")
+    one_error(rlrep("simulate", "--trace", str(trace), timeout=60), "length", "1e+18", "limit")

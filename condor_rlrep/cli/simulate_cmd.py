@@ -75,6 +75,10 @@ def _run(opts: dict[str, Any], policy: str, agent: Any = None) -> Any:
 
     if (opts["trace_dir"] is None) == (opts["preset"] is None):
         raise click.UsageError("give exactly one of --trace DIR or --preset NAME")
+    from condor_rlrep.sim.limits import check_engine_options
+
+    limits = {k: opts[k] for k in ("negotiation_interval", "owner_idle", "days")}
+    check_engine_options(**limits)  # before any work: one error naming the value and its limit
     config = SimConfig(
         workflows=tuple(opts["workflows"]) or ("figure1",),
         fraction=opts["fraction"],
@@ -93,6 +97,7 @@ def _run(opts: dict[str, Any], policy: str, agent: Any = None) -> Any:
         epsilon_low=opts["epsilon_low"],
     )
     trace = load_trace(trace_dir=opts["trace_dir"], preset=opts["preset"], days=opts["days"], seed=opts["trace_seed"])
+    check_engine_options(**limits, length=float(trace.length))
     if sys.stderr.isatty():
         with click.progressbar(length=1000, label="simulating", file=sys.stderr) as bar:
             done = [0]
