@@ -170,3 +170,33 @@ def test_simulate_a_trace_a_billion_years_long_is_refused(small_trace: Path, tmp
     meta.write_text("\n".join("length = 1e18" if line.startswith("length") else line
                               for line in meta.read_text().splitlines()) + "\n")
     one_error(rlrep("simulate", "--trace", str(trace), timeout=60), "length", "1e+18", "limit")
+
+
+# -- item 14: store URLs: a malformed one is one error line; a password never shows, whole or in part ------
+
+
+@pytest.mark.parametrize("url, secret_parts", [
+    ("postgresql://u:pw@[::1/rel", ["pw"]),
+    ("postgresql://u:p@ss/w#rd@localhost:1/db", ["p@ss", "ss/w", "w#rd", "#rd"]),
+    ("postgresql://u:Xy9@[fe80::1%eth0/db", ["Xy9"]),
+])
+def test_a_hostile_store_url_is_one_error_line_without_its_password(tmp_path: Path, url: str,
+                                                                    secret_parts: list[str]) -> None:
+    from _hookutil import FIGURE1
+
+    for args in (["agent", "show", "--store", url],
+                 ["instrument", str(FIGURE1), "-o", str(tmp_path / "o" / "f.dag"), "--store", url]):
+        line = one_error(rlrep(*args, timeout=60), "store URL not used")
+        for part in secret_parts:
+            assert part not in line, (part, line)
+
+
+def test_scrub_hides_the_password_and_leaves_other_words_alone() -> None:
+    from condor_rlrep.store.postgres_url import redact_url, scrub
+
+    url = "postgresql://u:se@db.example/x"
+    assert scrub("failed to resolve host: Name or service not known (u:se@db)", url) == \
+        "failed to resolve host: Name or service not known (u:***@db)"
+    assert redact_url("postgresql://u:p@ss/w#rd@localhost:1/db?sslmode=require") == \
+        "postgresql://u@localhost:1/db?sslmode=require"
+    assert scrub("host 'ss' for p@ss/w#rd", "postgresql://u:p@ss/w#rd@localhost:1/db") == "host 'ss' for ***"
