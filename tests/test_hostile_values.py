@@ -200,3 +200,47 @@ def test_scrub_hides_the_password_and_leaves_other_words_alone() -> None:
     assert redact_url("postgresql://u:p@ss/w#rd@localhost:1/db?sslmode=require") == \
         "postgresql://u@localhost:1/db?sslmode=require"
     assert scrub("host 'ss' for p@ss/w#rd", "postgresql://u:p@ss/w#rd@localhost:1/db") == "host 'ss' for ***"
+
+
+# -- item 15: the run report's Gantt chart: events long before s(W), control characters ---------------
+
+T0 = 1.8e9
+
+
+def _bar(slot: str, start: float, end: float, **fields: object):
+    from condor_rlrep.runreport.report import Bar
+
+    values = dict(node="A", cluster=7, proc=0, slot=slot, host="h", start=start, end=end, ended_by="removed",
+                  winner=False)
+    values.update(fields)
+    return Bar(**values)  # type: ignore[arg-type]
+
+
+def _report(bars: list, **fields: object):
+    import types
+
+    values = dict(bars=bars, workflow_start=T0, deadline=T0 + 100, completion=T0 + 60, run_id="r", makespan_s=60.0)
+    values.update(fields)
+    return types.SimpleNamespace(**values)
+
+
+def test_gantt_of_events_100_days_before_the_workflow_start(tmp_path: Path) -> None:
+    from xml.dom import minidom
+
+    from condor_rlrep.runreport.figures import gantt
+
+    report = _report([_bar("slot1@h", T0 - 100 * 86400, T0 + 50),
+                      _bar("slot2@h", T0 + 5, T0 + 60, ended_by="success", winner=True)])
+    assert gantt(report, tmp_path / "g")  # a FreeType "raster overflow" before
+    minidom.parse(str(tmp_path / "g.svg"))
+
+
+def test_gantt_with_control_characters_in_names_is_well_formed_svg(tmp_path: Path) -> None:
+    from xml.dom import minidom
+
+    from condor_rlrep.runreport.figures import gantt
+
+    report = _report([_bar("slot1\x01\x1b@h", T0, T0 + 50, node="A\x07")], run_id="r\x00", deadline=None)
+    assert gantt(report, tmp_path / "g")
+    text = minidom.parse(str(tmp_path / "g.svg")).toxml()
+    assert "\x01" not in text and "\x07" not in text
