@@ -14,17 +14,6 @@ from contextlib import contextmanager
 
 __all__ = ["write_atomic", "atomic_path", "source_mode"]
 
-_UMASK: list[int] = []
-
-
-def _umask() -> int:
-    if not _UMASK:
-        current = os.umask(0o077)  # read it (there is no getter) and put it back
-        os.umask(current)
-        _UMASK.append(current)
-    return _UMASK[0]
-
-
 def _temporary_name(target: str, fixed: bool = False) -> str:
     directory, name = os.path.split(target)
     if fixed:
@@ -55,15 +44,37 @@ def atomic_path(path: str | os.PathLike[str], *, fixed_tmp: bool = False) -> Ite
         raise
 
 
-def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str], *, mode: int = 0o666,
+def _open_temporary(tmp: str, mode: int | None) -> int:
+    """A fresh temporary file with exactly ``mode``: ``O_EXCL|O_NOFOLLOW``, so
+    that a name planted in the folder (a symlink to a file elsewhere) is never
+    written through; a left-over (a writer killed mid-write, or a plant) is
+    removed (the name, never what it points to) and the file made anew."""
+    from condor_rlrep.fileguard import open_exclusive
+
+    try:
+        return open_exclusive(tmp, mode)
+    except FileExistsError:
+        os.unlink(tmp)
+        return open_exclusive(tmp, mode)
+
+
+def write_atomic(path: str | os.PathLike[str], data: str | bytes | Iterable[str], *, mode: int | None = None,
                  fixed_tmp: bool = False) -> None:
     """Write text, bytes, or an iterable of lines (each gets a newline) to
-    ``path`` atomically. ``mode`` is filtered by the umask, as for ``open``
-    (and applied to a left-over temporary file too)."""
+    ``path`` atomically. An explicit ``mode`` is the file's mode whatever
+    the umask; without one it is 0666 filtered by the umask, as for ``open``.
+    A symlink at ``path`` is replaced, never followed."""
+    try:
+        _write(os.fspath(path), data, mode, fixed_tmp)
+    except OSError as err:
+        if err.filename is None:  # a failed write(2) names no file: name the one being written
+            raise OSError(err.errno, err.strerror, os.fspath(path)) from None
+        raise
+
+
+def _write(path: str, data: str | bytes | Iterable[str], mode: int | None, fixed_tmp: bool) -> None:
     with atomic_path(path, fixed_tmp=fixed_tmp) as tmp:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
-        if fixed_tmp:
-            os.fchmod(fd, mode & ~_umask())
+        fd = _open_temporary(tmp, mode)
         if isinstance(data, bytes):
             with os.fdopen(fd, "wb") as handle:
                 handle.write(data)

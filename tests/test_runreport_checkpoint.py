@@ -4,7 +4,9 @@ corrupt, cut, written for another DAG — is ignored, never trusted."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import marshal
 import pickle
 import subprocess
 import sys
@@ -34,8 +36,24 @@ def status_of(dag: Path, *, checkpoint: bool) -> dict:
 
 
 def checkpoint_file(cache: Path) -> Path:
-    (path,) = (cache / "condor-rlrep" / "status").iterdir()
+    (path,) = (cache / "condor-rlrep" / "status").glob("*.ckpt")
     return path
+
+
+class _Codec:
+    """encode/decode under this user's checkpoint key (the tests write what an attacker could not)."""
+
+    def __init__(self, cache: Path):
+        from condor_rlrep.runreport import checkpoint
+
+        self.module = checkpoint
+        self.key = (cache / "condor-rlrep" / "status" / "key").read_bytes()
+
+    def encode(self, state: object) -> bytes:
+        return self.module.encode(state, self.key)  # type: ignore[arg-type]
+
+    def decode(self, data: bytes) -> dict:
+        return self.module.decode(data, self.key)
 
 
 def without_now(text: str) -> dict:
@@ -83,12 +101,13 @@ def test_a_checkpoint_of_another_format_dag_or_corrupt_is_ignored(tmp_path: Path
     assert cold["nodes"][0]["state"] == "done" and cold["nodes"][0]["winner"] == 0
     path = checkpoint_file(cache)
     good = path.read_bytes()
-    state = load._decode(good)
+    codec = _Codec(cache)
+    state = codec.decode(good)
     assert state["version"] == load.CHECKPOINT_VERSION
 
     def lying(**changes: object) -> dict:
         """This run's checkpoint, but claiming A's cluster is still running with no winner."""
-        fake = load._decode(good)
+        fake = codec.decode(good)
         (entry,) = fake["nodelog"]["clusters"]
         summary = list(entry[6])
         summary[4], summary[6], summary[7], summary[8] = None, [[0, "running"]], None, 1
@@ -97,21 +116,25 @@ def test_a_checkpoint_of_another_format_dag_or_corrupt_is_ignored(tmp_path: Path
         return fake
 
     # the lie itself, well-formed and current, is believed: the checks below are what stop it
-    path.write_bytes(load._encode(lying()))
+    path.write_bytes(codec.encode(lying()))
     believed = without_now(rlrep("status", str(dag), "--json").stdout)
     assert believed["nodes"][0]["winner"] is None and believed != cold
 
     other = tmp_path / "other.rlrep.dag"
     variants = {
-        "older version": load._encode(lying(version=load.CHECKPOINT_VERSION - 1)),
-        "another Python": load._encode(lying(python=[2, 7])),
-        "another DAG": load._encode(lying(dag=str(other))),
-        "another node log": load._encode(lying(nodelog={**lying()["nodelog"], "path": str(other) + ".nodes.log"})),
+        "older version": codec.encode(lying(version=load.CHECKPOINT_VERSION - 1)),
+        "another Python": codec.encode(lying(python=[2, 7])),
+        "another DAG": codec.encode(lying(dag=str(other))),
+        "another node log": codec.encode(lying(nodelog={**lying()["nodelog"], "path": str(other) + ".nodes.log"})),
         "a pickle (the old format)": pickle.dumps({"version": 2, "nodelog": None}),
         "corrupt payload": good[:-10] + bytes(b ^ 0x55 for b in good[-10:]),
         "cut short": good[: len(good) // 2],
-        "digest of another payload": load._MAGIC + b"0" * 64 + b"\n" + load._encode(lying()).split(b"\n", 2)[2],
-        "not a dict": load._encode(["not", "a", "state"]),  # type: ignore[arg-type]
+        "digest of another payload": codec.module._MAGIC + b"0" * 64 + b"\n" + codec.encode(lying()).split(b"\n", 2)[2],
+        "not a dict": codec.encode(["not", "a", "state"]),  # type: ignore[arg-type]
+        # what anyone can compute without the key (issue 24 item 5: the old format believed it)
+        "an unkeyed SHA-256 of the lie": (codec.module._MAGIC + hashlib.sha256(marshal.dumps(lying())).hexdigest().encode()
+                                          + b"\n" + marshal.dumps(lying())),
+        "the lie under another key": codec.module.encode(lying(), b"k" * 32),
         "empty": b"",
     }
     for what, data in variants.items():
@@ -119,7 +142,7 @@ def test_a_checkpoint_of_another_format_dag_or_corrupt_is_ignored(tmp_path: Path
         done = rlrep("status", str(dag), "--json")
         assert done.returncode == 0, (what, done.stderr)
         assert without_now(done.stdout) == cold, what
-        assert load._decode(path.read_bytes())["version"] == load.CHECKPOINT_VERSION, what  # rewritten
+        assert codec.decode(path.read_bytes())["version"] == load.CHECKPOINT_VERSION, what  # rewritten
     table = rlrep("status", str(dag)).stdout
     path.unlink()
     assert rlrep("status", str(dag)).stdout.splitlines()[2:] == table.splitlines()[2:]

@@ -17,6 +17,11 @@ from typing import Any, Literal
 from condor_rlrep.errors import RlrepError
 from condor_rlrep.outcome import DEFAULT_FAILURE_REWARD
 
+REWARD_LIMIT = 1e6
+"""Largest |reward| (and |failure reward|, |initial estimate|, |prior mean|) a
+store takes: the model's rewards are +1 − σ and the failure reward (−5);
+far beyond, sums of estimates overflow to ±inf."""
+
 __all__ = [
     "AgentConfig",
     "DEFAULT_MAX_REPLICAS",
@@ -109,12 +114,12 @@ class AgentConfig:
         for name in ("epsilon_high", "epsilon_low"):
             _num(self, name, lo=0.0, hi=1.0)
         _num(self, "drift_threshold", lo=0.0, lo_open=True)
-        _num(self, "initial_estimate")
+        _num(self, "initial_estimate", lo=-REWARD_LIMIT, hi=REWARD_LIMIT)
         _num(self, "ucb_c", lo=0.0)
-        _num(self, "prior_mean")
+        _num(self, "prior_mean", lo=-REWARD_LIMIT, hi=REWARD_LIMIT)
         _num(self, "prior_sd", lo=0.0, lo_open=True)
         _num(self, "noise_sd", lo=0.0, lo_open=True)
-        _num(self, "failure_reward")
+        _num(self, "failure_reward", lo=-REWARD_LIMIT, hi=REWARD_LIMIT)
         if self.step_size is not None:
             _num(self, "step_size", lo=0.0, hi=1.0, lo_open=True)
         if self.strategy not in STRATEGIES:

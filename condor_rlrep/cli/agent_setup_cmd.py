@@ -5,6 +5,7 @@ JSON document, loaded from one, or copied into another store.
 
 from __future__ import annotations
 
+import os
 import sys
 from dataclasses import asdict, fields
 from typing import Any
@@ -13,6 +14,7 @@ import click
 
 from condor_rlrep.agent.config import SCHEDULES, STRATEGIES, AgentConfig
 from condor_rlrep.atomic import atomic_path
+from condor_rlrep.fileguard import open_exclusive
 from condor_rlrep.cli.agent_options import store_name, store_option, store_path_of
 from condor_rlrep.cli.options import emit_json, json_option, out_option
 from condor_rlrep.errors import StoreError
@@ -115,9 +117,18 @@ def export(store_path: str | None, out: str | None) -> None:
         if out is None:
             store.export_to(sys.stdout)
             return
-        with atomic_path(out) as tmp:
-            with open(tmp, "w", encoding="utf-8") as handle:
-                store.export_to(handle)
+        with atomic_path(out) as tmp, os.fdopen(open_exclusive(tmp, _export_mode(store_path)), "w",
+                                                 encoding="utf-8") as handle:
+            store.export_to(handle)
+
+
+def _export_mode(store_path: str | None) -> int:
+    """A copy never wider than its store: the store file's mode, 0600 for a server's."""
+    from condor_rlrep.atomic import source_mode
+    from condor_rlrep.store.location import is_url
+
+    path = store_path_of(store_path)
+    return 0o600 if is_url(str(path)) else source_mode(str(path))
 
 
 @click.command(name="import")

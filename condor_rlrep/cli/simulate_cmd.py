@@ -75,6 +75,10 @@ def _run(opts: dict[str, Any], policy: str, agent: Any = None, label: str = "sim
 
     if (opts["trace_dir"] is None) == (opts["preset"] is None):
         raise click.UsageError("give exactly one of --trace DIR or --preset NAME")
+    from condor_rlrep.sim.limits import check_engine_options
+
+    limits = {k: opts[k] for k in ("negotiation_interval", "owner_idle", "days")}
+    check_engine_options(**limits)  # before any work: one error naming the value and its limit
     config = SimConfig(
         workflows=tuple(opts["workflows"]) or ("figure1",),
         fraction=opts["fraction"],
@@ -93,6 +97,7 @@ def _run(opts: dict[str, Any], policy: str, agent: Any = None, label: str = "sim
         epsilon_low=opts["epsilon_low"],
     )
     trace = load_trace(trace_dir=opts["trace_dir"], preset=opts["preset"], days=opts["days"], seed=opts["trace_seed"])
+    check_engine_options(**limits, length=float(trace.length))
     from condor_rlrep.cli.progress import Progress
 
     days = (min(opts["days"] * 86400.0, trace.length) if opts["days"] else trace.length) / 86400.0

@@ -42,12 +42,11 @@ class HookLog:
         problem = "no hook log (no --ctx)" if self.path is None else None
         if self.path is not None:
             try:
-                # 0600: the log names the user's files and decisions (a state file)
-                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                try:
-                    os.write(fd, text.encode("utf-8", "replace"))
-                finally:
-                    os.close(fd)
+                from condor_rlrep.fileguard import append_bytes
+
+                # 0600: the log names the user's files and decisions (a state file);
+                # never through a planted symlink or into a FIFO
+                append_bytes(self.path, text.encode("utf-8", "replace"), 0o600)
             except OSError as err:
                 problem = f"cannot write hook log {self.path}: {err.strerror or err}"
         if problem is not None:
@@ -62,5 +61,6 @@ class HookLog:
         """Every line written so far (for tests and ``condor-rlrep hook`` users)."""
         if self.path is None or not os.path.exists(self.path):
             return []
-        with open(self.path, encoding="utf-8", errors="replace") as handle:
-            return handle.read().splitlines()
+        from condor_rlrep.fileguard import read_text
+
+        return read_text(self.path, errors="replace").splitlines()

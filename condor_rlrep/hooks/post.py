@@ -75,7 +75,8 @@ def run_post(argv: Sequence[str], *, environ: Mapping[str, str] | None = None) -
         else:
             if state is not None:
                 note_dag_change(context, settings, state, notes)
-            history = node_history(settings, node, args, notes, int((state or {}).get("log_offset", 0) or 0))
+            history = node_history(settings, node, args, notes, int((state or {}).get("log_offset", 0) or 0),
+                                   (state or {}).get("log_id"))
             code, why = verdict(history, state, return_code, success_flag)
     except _NoJobRan as err:
         code, why = 1, str(err)

@@ -117,13 +117,14 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         text = handle.read()
     mode = source_mode(submit)  # the node's file is no more readable than the user's
     run = workflow_start(context, str(settings.dag), dagid, now, resume_at=lambda: _earliest_start(context, settings, node))
-    try:  # the node's cluster is submitted after PRE: POST reads the log from here on
-        log_offset = os.stat(settings.node_log_path()).st_size
-    except OSError:
-        log_offset = 0
+    from condor_rlrep.hooks.logmark import log_mark
+
+    # the node's cluster is submitted after PRE: POST reads the log from here on, if it is still this file
+    log_offset, log_id = log_mark(settings.node_log_path())
     state: dict[str, Any] = {
         "node": node, "retry": retry, "dagid": dagid, "run_id": run.run_id, "workflow_start": run.start,
         "pre_time": now, "submit_time": now, "decision_id": None, "replicas": 1, "log_offset": log_offset,
+        "log_id": log_id,
     }
     orphan = close_previous_attempt(context, settings, node, dagid, retry)
     statement = find_queue(text)

@@ -30,6 +30,9 @@ from condor_rlrep.hooks.failopen import describe
 
 __all__ = ["MODEL_ENTRY", "spool_directory", "spool_outcome", "spool_model", "flush_spool"]
 
+IDENTITY_KEYS = frozenset({"dag", "node", "run", "retry"})
+"""What :func:`condor_rlrep.hooks.record.decision_identity` writes: an outcome entry needs all of them."""
+
 MODEL_ENTRY = "model"
 """``kind`` of a spooled model update (an outcome's entry has no kind)."""
 
@@ -56,7 +59,7 @@ def spool_model(context: str, store_spec: str, key: str, runs: list[dict[str, An
     from condor_rlrep.rundir.runstate import PRIVATE
 
     directory = spool_directory(context)
-    os.makedirs(directory, exist_ok=True)
+    _private_dir(directory)
     # one file per node attempt: a POST rerun while the store is still away rewrites the same entry
     name = f"model-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
     document = {"kind": MODEL_ENTRY, "store": store_spec, "key": key, "runs": runs, "spooled_at": time.time(),
@@ -73,11 +76,17 @@ def spool_outcome(context: str, decision_id: int, store_path: str, identity: dic
     from condor_rlrep.rundir.runstate import PRIVATE
 
     directory = spool_directory(context)
-    os.makedirs(directory, exist_ok=True)
+    _private_dir(directory)
     document = {"decision_id": decision_id, "store": store_path, "identity": identity, "outcome": outcome,
                 "spooled_at": time.time()}
     write_atomic(os.path.join(directory, f"{decision_id}.json"), json.dumps(document, sort_keys=True),
                  mode=PRIVATE, fixed_tmp=True)
+
+
+def _private_dir(directory: str) -> None:
+    from condor_rlrep.fileguard import make_private_dir
+
+    make_private_dir(directory)
 
 
 def flush_spool(context: str, store: Any, store_spec: str) -> tuple[int, list[str]]:
@@ -105,8 +114,9 @@ def flush_spool(context: str, store: Any, store_spec: str) -> tuple[int, list[st
     for name in names:
         path = os.path.join(directory, name)
         try:
-            with open(path, encoding="utf-8") as handle:
-                document = json.load(handle)
+            from condor_rlrep.fileguard import read_bytes
+
+            document = json.loads(read_bytes(path))  # never a FIFO (it would hang every POST)
             if not isinstance(document, dict):
                 raise ValueError("not a JSON object")
             if document.get("kind") == MODEL_ENTRY:
@@ -137,6 +147,9 @@ def _flush_outcome(store: Any, store_spec: str, path: str, document: dict[str, A
     identity = document.get("identity")
     if str(document.get("store")) != str(store_spec) or not isinstance(identity, dict):
         return f"spool/{name} is for store {document.get('store')!r}: left there"
+    missing = sorted(IDENTITY_KEYS - identity.keys())
+    if missing:  # an empty identity would match any decision: never close one on it
+        return f"spool/{name}: identity lacks {', '.join(missing)}: left there"
     record = store.decision(decision_id)
     if any(record.context.get(key) != value for key, value in identity.items()):
         return f"spool/{name}: decision {decision_id} of this store is another node's or run's: left there"

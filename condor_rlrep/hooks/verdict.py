@@ -90,12 +90,15 @@ def note_dag_change(context: str, settings: Any, state: dict[str, Any], notes: l
         notes.append("DAG file changed between PRE and POST; outcome recorded against PRE's decision")
 
 
-def node_history(settings: Any, node: str, args: HookArgs, notes: list[str], offset: int) -> Any:
+def node_history(settings: Any, node: str, args: HookArgs, notes: list[str], offset: int, mark: Any = None) -> Any:
     """The node's cluster rebuilt from the node log (read from PRE's offset
-    when known, the whole log when the cluster is not found there)."""
+    when known, the whole log when the cluster is not found there); raises
+    when the log is not the one PRE ``mark``-ed (:mod:`.logmark`)."""
     from condor_rlrep.condor.eventlog import EventLogError, read_events
+    from condor_rlrep.hooks.logmark import check_mark
 
     path = settings.node_log_path()
+    check_mark(path, offset, mark)
     cluster = args.integer("cluster")
     if offset > 0:
         history = _cluster_history(read_events(path, offset=offset), node, cluster, path, None)

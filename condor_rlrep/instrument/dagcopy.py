@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from condor_rlrep.dag.model import Node, Workflow
 from condor_rlrep.errors import InputError
 from condor_rlrep.instrument.agentstore import prepare_store
+from condor_rlrep.instrument.context import writing
 from condor_rlrep.instrument.checks import (
     DAGID_SINCE, check_estimates, choose_tolerance, dagman_version, has_blank, refuse_blanks, refuse_instrumented,
     prohibited_multi_jobs, refuse_multi_jobs_if_fixed,
@@ -101,51 +102,49 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     _absolute_model_paths(workflow)
     _absolute_output_paths(workflow, src_dir)
     store_path, store_created, store_note = prepare_store(opts, spec)  # the last check before writing: a bad store writes nothing
-    for sub in ("nodes", "state", "cache", "spool"):
-        os.makedirs(os.path.join(context, sub), exist_ok=True)
+    with writing(context, dst):  # a fresh 0700 context (or a checked one); undone if writing fails
+        dag_mode = source_mode(src)
+        wiring = _Wiring(
+            context=context, hooks=hooks, fixed=fixed, always_pre=opts.always_pre, prefer_idle=spec.prefers_idle,
+            with_dagid=version >= DAGID_SINCE,
+            # $SUCCESS is what DAGMan concluded: with TOLERANCE 99% it is True when a
+            # replica won and a surplus one was removed; with the knob (R - 1 for
+            # every node) it is True when fewer than R replicas failed, even if all
+            # of this node's did, so it is not passed there.
+            with_success=tolerance == "node",
+            tolerance=tolerance, dag_mode=dag_mode,
+        )
+        tally = _Tally()
+        for node in workflow.nodes.values():
+            _instrument_node(workflow, node, src_dir, wiring, tally)
 
-    dag_mode = source_mode(src)
-    wiring = _Wiring(
-        context=context, hooks=hooks, fixed=fixed, always_pre=opts.always_pre, prefer_idle=spec.prefers_idle,
-        with_dagid=version >= DAGID_SINCE,
-        # $SUCCESS is what DAGMan concluded: with TOLERANCE 99% it is True when a
-        # replica won and a surplus one was removed; with the knob (R - 1 for
-        # every node) it is True when fewer than R replicas failed, even if all
-        # of this node's did, so it is not passed there.
-        with_success=tolerance == "node",
-        tolerance=tolerance, dag_mode=dag_mode,
-    )
-    tally = _Tally()
-    for node in workflow.nodes.values():
-        _instrument_node(workflow, node, src_dir, wiring, tally)
+        spliced = any("+" in name for name in workflow.nodes)
+        config_path = dagman_config(workflow, src_dir, context, tolerance, max_replicas, spliced,
+                                    opts.dagman_scan_interval)
+        if fixed != 1:  # one replica per node: no surplus to remove, no decision to close
+            from condor_rlrep.store.location import is_url
 
-    spliced = any("+" in name for name in workflow.nodes)
-    config_path = dagman_config(workflow, src_dir, context, tolerance, max_replicas, spliced,
-                                opts.dagman_scan_interval)
-    if fixed != 1:  # one replica per node: no surplus to remove, no decision to close
-        from condor_rlrep.store.location import is_url
+            add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval,
+                       server_store=store_path is not None and is_url(store_path))
+        write_dag(workflow, dst, allow_any_node_name_characters=spliced)
+        _narrow(dst, dag_mode)
+        write_atomic(os.path.join(context, REPLICABLE_FILE), "".join(f"{name}\n" for name in tally.replicated),
+                     mode=dag_mode)
 
-        add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval,
-                   server_store=store_path is not None and is_url(store_path))
-    write_dag(workflow, dst, allow_any_node_name_characters=spliced)
-    _narrow(dst, dag_mode)
-    write_atomic(os.path.join(context, REPLICABLE_FILE), "".join(f"{name}\n" for name in tally.replicated),
-                 mode=dag_mode)
+        settings = HookSettings(
+            dag=dst, source_dag=src, node_log=os.path.abspath(opts.node_log) if opts.node_log else None,
+            store=store_path, phi=float(opts.phi), criticality=opts.criticality, max_replicas=max_replicas,
+            policy=spec.hook_policy, estimates=estimates_path, default_estimate=opts.default_estimate,
+            power_default_watts=opts.power_default_watts, power_hosts=dict(opts.power_hosts), tolerance=tolerance,
+            store_timeout=float(opts.store_timeout), allow_any_node_name_characters=spliced,
+            fixed_without_pre={name: int(fixed) for name in tally.without_pre} if fixed else {},
+            without_post=[name for name in tally.without_post if "POST" not in workflow.nodes[name].scripts],
+        )
+        settings.fixed_replicas()  # validates fixed:K
+        _narrow(settings.save(context), 0o600)  # names the store: private, like it
+        from condor_rlrep.rundir.plan import load_plan
 
-    settings = HookSettings(
-        dag=dst, source_dag=src, node_log=os.path.abspath(opts.node_log) if opts.node_log else None,
-        store=store_path, phi=float(opts.phi), criticality=opts.criticality, max_replicas=max_replicas,
-        policy=spec.hook_policy, estimates=estimates_path, default_estimate=opts.default_estimate,
-        power_default_watts=opts.power_default_watts, power_hosts=dict(opts.power_hosts), tolerance=tolerance,
-        store_timeout=float(opts.store_timeout), allow_any_node_name_characters=spliced,
-        fixed_without_pre={name: int(fixed) for name in tally.without_pre} if fixed else {},
-        without_post=[name for name in tally.without_post if "POST" not in workflow.nodes[name].scripts],
-    )
-    settings.fixed_replicas()  # validates fixed:K
-    _narrow(settings.save(context), 0o600)  # names the store: private, like it
-    from condor_rlrep.rundir.plan import load_plan
-
-    load_plan(context, settings)  # parse once now: the first PRE finds the cache warm
+        load_plan(context, settings)  # parse once now: the first PRE finds the cache warm
     warnings = run_warnings(context, store_path, tally.in_place, fixed or max_replicas)
     if prohibited and (fixed or opts.max_replicas) > 1:
         warnings.append(f"{prohibited}: DAGMan refuses a node job of more than one proc, and replicas are the procs "

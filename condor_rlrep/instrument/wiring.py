@@ -151,7 +151,7 @@ def dagman_config(
     merged = user_text.rstrip("\n") + "\n" if user_text else ""
     merged += "\n".join(knobs) + "\n"
     path = os.path.join(context, "dagman.config")
-    write_atomic(path, merged)
+    write_atomic(path, merged, mode=0o600)  # DAGMan's knobs for the user's run: the user's alone
     workflow.config = path
     return path
 
@@ -166,6 +166,10 @@ def submit_literal(text: str) -> str:
     a line break, which would start another submit command, is refused."""
     if "\n" in text or "\r" in text:
         raise InputError(f"path {text!r} holds a line break: it cannot be written into a submit file")
+    if "$$" in text:
+        # $(DOLLAR)$(DOLLAR) reads back as the match-time macro $$(DOLLAR): HTCondor cannot hold "$$" literally
+        raise InputError(f"path {text!r} holds '$$', which an HTCondor submit file cannot hold literally; "
+                         "choose a path without it")
     return text.replace("$", "$(DOLLAR)")
 
 
@@ -195,5 +199,6 @@ def add_reaper(workflow: Workflow, executable: str, context: str, interval: floa
         + ("environment = \"PGPASSFILE='$ENV(HOME)/.pgpass' PGSERVICEFILE='$ENV(HOME)/.pg_service.conf'\"\n"
            if server_store else "")
         + "queue\n",
+        mode=0o600,  # what DAGMan runs as the user: the user's alone, whatever the umask
     )
     workflow.nodes[name] = Node(name=name, kind="SERVICE", submit=submit, directory=context)

@@ -33,7 +33,7 @@ JOURNAL_FILE = "journal.jsonl"
 JOURNAL_VERSION = 1
 
 # Node-state keys that only the hooks themselves need.
-_PRIVATE = ("files", "dag_key", "log_offset")
+_PRIVATE = ("files", "dag_key", "log_offset", "log_id")
 
 
 def append(context: str | None, hook: str, node: str | None, record: Mapping[str, Any], *, now: float | None = None) -> None:
@@ -47,12 +47,10 @@ def append(context: str | None, hook: str, node: str | None, record: Mapping[str
                                 "at": time.time() if now is None else now}
         line.update((k, v) for k, v in record.items() if k not in _PRIVATE)
         data = (json.dumps(line, sort_keys=True, separators=(",", ":"), default=str) + "\n").encode("utf-8", "replace")
-        # 0600 like the run's state: it holds decisions and their contexts
-        fd = os.open(os.path.join(context, JOURNAL_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
+        from condor_rlrep.fileguard import append_bytes
+
+        # 0600 like the run's state: it holds decisions and their contexts; never through a planted symlink
+        append_bytes(os.path.join(context, JOURNAL_FILE), data, 0o600)
     except Exception:  # noqa: BLE001 - never let bookkeeping fail a hook
         pass
 
@@ -96,9 +94,10 @@ def read_journal(context: str) -> tuple[list[dict[str, Any]], int]:
     """Every record of ``<ctx>/journal.jsonl`` in file order, and the number
     of lines skipped because they did not parse. No journal: ``([], 0)``."""
     path = os.path.join(context, JOURNAL_FILE)
+    from condor_rlrep.fileguard import read_bytes
+
     try:
-        with open(path, "rb") as handle:
-            data = handle.read()
+        data = read_bytes(path)
     except FileNotFoundError:
         return [], 0
     return _parse(data)
@@ -118,7 +117,9 @@ class JournalReader:
 
     def update(self) -> None:
         try:
-            with open(self.path, "rb") as handle:
+            from condor_rlrep.fileguard import open_read
+
+            with os.fdopen(open_read(self.path), "rb") as handle:
                 st = os.fstat(handle.fileno())
                 identity = (st.st_dev, st.st_ino)
                 if identity != self._identity or st.st_size < self._offset:

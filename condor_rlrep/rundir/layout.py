@@ -157,7 +157,7 @@ class HookSettings:
         from condor_rlrep.atomic import write_atomic
 
         path = os.path.join(context, SETTINGS_FILE)
-        write_atomic(path, json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n")
+        write_atomic(path, json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n", mode=0o600)
         return path
 
     def node_log_path(self) -> str:

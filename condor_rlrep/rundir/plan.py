@@ -103,7 +103,7 @@ class PlanCache:
             if not length:
                 self._buckets[index] = {}
             else:
-                with open(os.path.join(self._directory, "nodes.marshal"), "rb") as handle:
+                with _open_guarded(os.path.join(self._directory, "nodes.marshal")) as handle:
                     handle.seek(start)
                     data = handle.read(length)
                 if len(data) != length:
@@ -142,12 +142,19 @@ def _stat_key(paths: Sequence[str]) -> list[list[int]]:
     return key
 
 
+def _open_guarded(path: str) -> Any:
+    """A cache file for reading (binary): never a FIFO or through a symlink."""
+    from condor_rlrep.fileguard import open_read
+
+    return os.fdopen(open_read(path), "rb")
+
+
 def dag_digest(paths: Sequence[str], memo_path: str | None = None) -> str:
     """SHA-256 over the bytes of ``paths`` (in order), memoised on their stat."""
     stat_key = _stat_key(paths)
     if memo_path is not None:
         try:
-            with open(memo_path, encoding="utf-8") as handle:
+            with _open_guarded(memo_path) as handle:
                 memo = json.load(handle)
             if memo.get("paths") == list(paths) and memo.get("stat") == stat_key:
                 return str(memo["digest"])
@@ -162,7 +169,8 @@ def dag_digest(paths: Sequence[str], memo_path: str | None = None) -> str:
     value = digest.hexdigest()
     if memo_path is not None:
         try:
-            write_atomic(memo_path, json.dumps({"paths": list(paths), "stat": stat_key, "digest": value}))
+            write_atomic(memo_path, json.dumps({"paths": list(paths), "stat": stat_key, "digest": value}),
+                         mode=0o600)
         except OSError:
             pass
     return value
@@ -229,7 +237,7 @@ def _deps_unchanged(deps: Any) -> bool:
 
 def _read(directory: str, key: str) -> PlanCache | None:
     try:
-        with open(os.path.join(directory, "meta.marshal"), "rb") as handle:
+        with _open_guarded(os.path.join(directory, "meta.marshal")) as handle:
             meta = marshal.load(handle)
         if meta.get("version") != CACHE_VERSION or meta.get("key") != key or meta.get("buckets") != BUCKETS:
             return None
@@ -252,7 +260,7 @@ class PlanBuildError(RuntimeError):
 def _raise_recorded_failure(path: str, key: str) -> None:
     """Re-raise a failure an earlier build recorded, while its inputs are unchanged."""
     try:
-        with open(path, encoding="utf-8") as handle:
+        with _open_guarded(path) as handle:
             failure = json.load(handle)
         if failure.get("version") != CACHE_VERSION or failure.get("key") != key:
             return
@@ -268,12 +276,19 @@ def _write(directory: str, plan: PlanCache, deps: Sequence[Sequence[Any]] = ()) 
     buckets: list[dict[str, tuple[float, ...]]] = [{} for _ in range(BUCKETS)]
     for name, values in plan.nodes.items():
         buckets[bucket_of(name)][name] = values
+    import shutil
+
+    from condor_rlrep.fileguard import open_exclusive
+
     tmp = f"{directory}.tmp-{os.getpid()}"
-    os.makedirs(tmp, exist_ok=True)
+    if os.path.lexists(tmp):
+        shutil.rmtree(tmp)  # a killed builder's left-over (rmtree never follows a symlink)
+    os.mkdir(tmp, 0o700)
+    os.chmod(tmp, 0o700)  # the run's private state, whatever the umask
     offsets: list[tuple[int, int]] = []
     position = 0
     # one data file (creating 256 small files costs more than the whole plan)
-    with open(os.path.join(tmp, "nodes.marshal"), "wb") as handle:
+    with os.fdopen(open_exclusive(os.path.join(tmp, "nodes.marshal"), 0o600), "wb") as handle:
         for bucket in buckets:
             data = marshal.dumps(bucket) if bucket else b""
             handle.write(data)
@@ -281,10 +296,8 @@ def _write(directory: str, plan: PlanCache, deps: Sequence[Sequence[Any]] = ()) 
             position += len(data)
     meta = {"version": CACHE_VERSION, "key": plan.key, "cr": plan.critical_path_seconds, "buckets": BUCKETS,
             "offsets": offsets, "deps": [list(dep) for dep in deps]}
-    with open(os.path.join(tmp, "meta.marshal"), "wb") as handle:
+    with os.fdopen(open_exclusive(os.path.join(tmp, "meta.marshal"), 0o600), "wb") as handle:
         marshal.dump(meta, handle)  # written last: its presence marks a complete plan
-    import shutil
-
     if os.path.exists(directory):
         shutil.rmtree(directory)  # a corrupt or outdated earlier plan (we hold the build lock)
     os.rename(tmp, directory)
@@ -307,8 +320,10 @@ def load_plan(context: str, settings: Any) -> PlanCache:
     _raise_recorded_failure(failure, key)
     import fcntl
 
-    os.makedirs(cache_dir, exist_ok=True)
-    with open(os.path.join(cache_dir, "build.lock"), "a+") as lock:
+    from condor_rlrep.fileguard import make_private_dir, open_append
+
+    make_private_dir(cache_dir)
+    with os.fdopen(open_append(os.path.join(cache_dir, "build.lock"), 0o600), "a") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         cached = _read(directory, key)  # another PRE may have built it meanwhile
         if cached is not None:
@@ -344,6 +359,6 @@ def _record_failure(path: str, key: str, models: list[str], err: Exception) -> N
         return  # unexpected (a bug, a full disk …): try again next time
     record = {"version": CACHE_VERSION, "key": key, "message": str(err), "deps": [_file_stamp(m) for m in models]}
     try:
-        write_atomic(path, json.dumps(record))
+        write_atomic(path, json.dumps(record), mode=0o600)
     except OSError:
         pass  # recording is an optimisation only

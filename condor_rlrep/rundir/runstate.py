@@ -79,12 +79,13 @@ def workflow_start(context: str, dag_path: str, dagid: str | None, now: float,
     import fcntl  # lazy: cheap, but only PRE needs it
 
     run_file = os.path.join(context, "run.json")
-    with os.fdopen(os.open(os.path.join(context, "run.lock"), os.O_RDWR | os.O_CREAT, PRIVATE), "r+") as lock:
+    from condor_rlrep.fileguard import NOFOLLOW
+
+    with os.fdopen(os.open(os.path.join(context, "run.lock"), os.O_RDWR | os.O_CREAT | NOFOLLOW, PRIVATE), "r+") as lock:
         fcntl.flock(lock.fileno(), fcntl.LOCK_EX)
         record: dict[str, Any] | None = None
         try:
-            with open(run_file, encoding="utf-8") as handle:
-                record = json.load(handle)
+            record = json.loads(_read(run_file))
             if not isinstance(record, dict) or not _number(record.get("start")) \
                     or not isinstance(record.get("dagids", []), list) or not isinstance(record.get("run_id", ""), str):
                 record = None  # wrong-typed: as corrupt
@@ -123,8 +124,20 @@ def workflow_start(context: str, dag_path: str, dagid: str | None, now: float,
         return RunInfo(now, run_id, dagids, False)
 
 
+def _read(path: str) -> bytes:
+    """A file of the run folder: never a FIFO (that would hang the hook) nor through a symlink."""
+    from condor_rlrep.fileguard import read_bytes
+
+    return read_bytes(path)
+
+
 def write_node_state(path: str, state: dict[str, Any]) -> None:
-    os.makedirs(os.path.dirname(path), exist_ok=True)
+    from condor_rlrep.fileguard import make_private_dir
+
+    try:
+        make_private_dir(os.path.dirname(path))
+    except FileNotFoundError:
+        os.makedirs(os.path.dirname(path), mode=0o700)
     write_atomic(path, json.dumps(state, sort_keys=True) + "\n", mode=PRIVATE, fixed_tmp=True)
 
 
@@ -132,8 +145,7 @@ def read_node_state(path: str) -> dict[str, Any]:
     """The node's PRE state; raises OSError/ValueError when missing, corrupt
     or wrong-typed (a state file is checked here, once, so that no hook
     meets a string where it counts replicas)."""
-    with open(path, encoding="utf-8") as handle:
-        state = json.load(handle)
+    state = json.loads(_read(path))
     check_node_state(state, path)
     return state
 

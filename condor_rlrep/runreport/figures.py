@@ -58,9 +58,14 @@ def gantt(report: RunReport, stem: Path) -> bool:
     if report.deadline is not None:
         span = max(span, report.deadline - t0)
     thin = span / 150.0  # an invocation shorter than this still shows
+    # the plot starts at s(W): a bar that began long before it (node-log events of an earlier
+    # run) is cut at the window's edge, or Agg is asked to draw text and hatching days away
+    # from the canvas (a FreeType "raster overflow")
+    edge = -span * 0.05
     for bar in report.bars:
         y = row[bar.slot]
-        left, width = bar.start - t0, max(bar.end - bar.start, thin)
+        left = max(bar.start - t0, edge)
+        width = max(bar.end - t0 - left, thin)
         colour = WINNER_COLOUR if bar.winner else ENDING_STYLE.get(bar.ended_by, ("#999999", ""))[0]
         ax.barh(y, width, left=left, height=0.62, color=colour, edgecolor="black" if bar.winner else "#555555",
                 linewidth=1.6 if bar.winner else 0.5, hatch="//" if bar.ended_by == "removed" else None)
@@ -68,7 +73,7 @@ def gantt(report: RunReport, stem: Path) -> bool:
             ax.plot(left + width, y, marker="X", color="#b35900", markersize=8, zorder=3)
         elif bar.ended_by == "removed":
             ax.plot(left + width, y, marker="|", color="black", markersize=12, markeredgewidth=2, zorder=3)
-        label = f"{bar.node} {bar.cluster}.{bar.proc}"
+        label = _printable(f"{bar.node} {bar.cluster}.{bar.proc}")
         if width >= span / 12:
             ax.text(left + width / 2, y, label, ha="center", va="center", fontsize=7, clip_on=True)
         else:  # too short to hold its label: beside it
@@ -79,13 +84,13 @@ def gantt(report: RunReport, stem: Path) -> bool:
                 color="#d62728", fontsize=8, va="bottom", ha="right")
     if report.completion is not None:
         ax.axvline(report.completion - t0, color="black", linestyle=":", linewidth=1.2)
-    ax.set_yticks(range(len(slots)), slots, fontsize=8)
+    ax.set_yticks(range(len(slots)), [_printable(slot) for slot in slots], fontsize=8)
     ax.set_ylim(-0.6, len(slots) - 0.4 + 0.6)
     ax.invert_yaxis()
     ax.set_xlim(0, span * 1.04)
     ax.set_xlabel("time since the workflow started, s(W) = 0 (seconds)")
     ax.set_ylabel("execute slot")
-    ax.set_title(f"Replicas of run {report.run_id} on their slots"
+    ax.set_title(f"Replicas of run {_printable(str(report.run_id))} on their slots"
                  + ("" if report.makespan_s is None else f" — makespan {report.makespan_s:.0f} s"), fontsize=10)
     ax.grid(axis="x", alpha=0.3)
     handles = [Patch(facecolor=WINNER_COLOUR, edgecolor="black", linewidth=1.6, label="winner (first exit 0)")]
@@ -108,6 +113,13 @@ def gantt(report: RunReport, stem: Path) -> bool:
     _save(fig, stem)
     plt.close(fig)
     return True
+
+
+def _printable(text: str) -> str:
+    """``text`` with control characters written as ``\\xNN``: XML (the SVG) has no
+    place for most of them, and a font no glyph."""
+    return "".join(c if c.isprintable() or c == " " else f"\\x{ord(c):02x}" if ord(c) < 256 else "\ufffd"
+                   for c in text)
 
 
 def _slot_key(slot: str) -> tuple[str, int, int, str]:

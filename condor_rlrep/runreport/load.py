@@ -11,10 +11,11 @@ after a successful read, is keyed by the files' absolute paths, and is
 dropped when the node log was replaced or truncated (a new DAGMan).
 
 The checkpoint is plain data in :mod:`marshal` form (no pickle: loading it
-runs no code), behind a header line, a format version and a SHA-256 of
-the payload. Anything else — an older format, another Python's marshal, a
-corrupt or cut file, one written for other files — is ignored and the run
-read afresh: a checkpoint is a head start, never trusted. It holds finished
+runs no code), believed only when it is the reading user's own private file
+and carries an HMAC under that user's key (:mod:`.checkpoint`). Anything
+else — an older format, another Python's marshal, a corrupt, cut or forged
+file, one written for other files — is ignored and the run read afresh:
+a checkpoint is a head start only. It holds finished
 clusters as summaries only (:class:`~.clusters.ClusterSummary`), so a
 resumed reader is for ``status``; ``report`` reads everything once.
 """
@@ -24,7 +25,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import marshal
 import os
 import sys
 import time
@@ -42,7 +42,6 @@ from condor_rlrep.rundir.layout import REAPER_NODE
 __all__ = ["RunReader", "RunData", "NodeInfo", "CHECKPOINT_VERSION"]
 
 CHECKPOINT_VERSION = 4
-_MAGIC = b"condor-rlrep status checkpoint\n"
 
 
 @dataclass(frozen=True)
@@ -202,19 +201,18 @@ class RunReader:
 
     # -- checkpoint --------------------------------------------------------------
 
-    def _checkpoint_path(self) -> str:
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    def _checkpoint_name(self) -> str:
         key = hashlib.sha256(f"{self.files.node_log}\0{self.files.dagman_out}".encode()).hexdigest()[:24]
-        return os.path.join(base, "condor-rlrep", "status", f"{key}.ckpt")
+        return f"{key}.ckpt"
 
     def _resume(self) -> None:
+        from condor_rlrep.runreport.checkpoint import read_checkpoint
+
         try:
-            with open(self._checkpoint_path(), "rb") as handle:
-                data = handle.read()
-        except OSError:
+            saved = read_checkpoint(self._checkpoint_name())
+        except (OSError, ValueError, EOFError, TypeError):
             return
         try:
-            saved = _decode(data)
             if (saved["version"] != CHECKPOINT_VERSION or saved["python"] != list(sys.version_info[:2])
                     or saved["dag"] != self.files.dag):
                 return
@@ -236,9 +234,8 @@ class RunReader:
             self._resumed = True
 
     def _save(self) -> None:
-        from condor_rlrep.atomic import write_atomic
+        from condor_rlrep.runreport.checkpoint import write_checkpoint
 
-        path = self._checkpoint_path()
         try:
             state = {
                 "version": CHECKPOINT_VERSION, "python": list(sys.version_info[:2]), "dag": self.files.dag,
@@ -247,8 +244,7 @@ class RunReader:
                 "nodes": [[i.name, i.kind, i.instrumented, list(i.parents), list(i.children), i.has_post]
                           for i in (self._nodes or {}).values()],
             }
-            os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-            write_atomic(path, _encode(state), mode=0o600)
+            write_checkpoint(self._checkpoint_name(), state)
         except Exception:  # noqa: BLE001 - never fail a status for its cache
             pass
 
@@ -265,24 +261,6 @@ def _no_gc() -> Any:
     finally:
         if was:
             gc.enable()
-
-
-def _encode(state: dict[str, Any]) -> bytes:
-    payload = marshal.dumps(state)
-    return _MAGIC + hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload
-
-
-def _decode(data: bytes) -> dict[str, Any]:
-    """The state :func:`_encode` wrote; ValueError for anything else."""
-    if not data.startswith(_MAGIC):
-        raise ValueError("not a status checkpoint")
-    digest, newline, payload = data[len(_MAGIC):].partition(b"\n")
-    if not newline or hashlib.sha256(payload).hexdigest().encode() != digest:
-        raise ValueError("corrupt status checkpoint")
-    state = marshal.loads(payload)
-    if not isinstance(state, dict):
-        raise ValueError("not a status checkpoint")
-    return state
 
 
 def _stat_key(*paths: str) -> list[tuple[int, int, int, int] | None]:

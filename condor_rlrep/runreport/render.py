@@ -139,6 +139,8 @@ def write_reports(reports: list[RunReport], out_dir: str | os.PathLike[str]) -> 
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    _check_ours(out)
+    mode = _report_mode(reports)
     drawn: dict[str, dict[str, str]] = {}
     for index, report in enumerate(reports, start=1):
         stem = _stem(index, report.run_id)
@@ -151,8 +153,39 @@ def write_reports(reports: list[RunReport], out_dir: str | os.PathLike[str]) -> 
     doc = report_document(reports, drawn)
     title = f"Replicas of {os.path.basename(reports[0].dag)}" if reports else "Run report"
     paths = {"md": str(out / "report.md"), "html": str(out / "report.html"), "json": str(out / "report.json")}
-    write_atomic(paths["md"], doc.markdown())
-    write_atomic(paths["html"], doc.html(title, style=_STYLE, lang="en"))
+    write_atomic(paths["md"], doc.markdown(), mode=mode)
+    write_atomic(paths["html"], doc.html(title, style=_STYLE, lang="en"), mode=mode)
     document = {"runs": [r.to_json() for r in reports], "figures": drawn}
-    write_atomic(paths["json"], json.dumps(document, indent=1, allow_nan=False) + "\n")
+    write_atomic(paths["json"], json.dumps(document, indent=1, allow_nan=False) + "\n", mode=mode)
     return paths
+
+
+def _check_ours(out: Path) -> None:
+    """The report folder must be a real folder of ours: a symlink planted at
+    ``RUN.dag.report`` (by the run's owner, when root reports) would send the
+    report where its planter chose."""
+    import stat
+
+    from condor_rlrep.runreport.sources import RunInputError
+
+    st = os.lstat(out)
+    if stat.S_ISLNK(st.st_mode) or not stat.S_ISDIR(st.st_mode):
+        raise RunInputError("the report folder is a symlink or not a folder: not written through it; "
+                            "remove it or choose another --out", path=str(out))
+    if st.st_uid != os.geteuid():
+        raise RunInputError(f"the report folder belongs to uid {st.st_uid}, not to you: not written into it; "
+                            "choose another --out", path=str(out))
+
+
+def _report_mode(reports: list[RunReport]) -> int | None:
+    """0600 when the report quotes a stderr file others may not read (a copy
+    is never wider than its source); else the umask decides (None)."""
+    for report in reports:
+        for node in report.failed:
+            if node.stderr_tail and node.stderr:
+                try:
+                    if not os.stat(node.stderr).st_mode & 0o004:
+                        return 0o600
+                except OSError:
+                    return 0o600
+    return None

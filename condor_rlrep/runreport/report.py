@@ -379,25 +379,37 @@ def _policy(agent: Any, decided: list[NodeReport], records: dict[int, Any]) -> l
 
 
 def _stderr(report: NodeReport, data: RunData, lines: int) -> None:
-    """The failed node's stderr (the user's ``error`` file) and its last lines."""
-    path = _stderr_path(data, report.node, report.cluster)
+    """The failed node's stderr (the user's ``error`` file) and its last lines:
+    only a regular file the run's owner could read (:mod:`.owner`)."""
+    from condor_rlrep.runreport.owner import NotReadable, read_tail, run_owner
+
+    owner = run_owner(data.files.context)
+    path = _stderr_path(data, report.node, report.cluster, owner)
     report.stderr = path
     if path is None:
         return
     try:
-        with open(path, "rb") as handle:
-            handle.seek(0, os.SEEK_END)
-            size = handle.tell()
-            handle.seek(max(0, size - 64 * 1024))
-            text = handle.read().decode("utf-8", "replace")
-    except OSError:
+        text = read_tail(path, owner)[0].decode("utf-8", "replace")
+    except NotReadable as err:
+        if err.errno == 13:
+            report.stderr_note = f"{path}: the run's owner could not read it"
         return
     report.stderr_tail = text.splitlines()[-lines:]
 
 
-def _stderr_path(data: RunData, node: str, cluster: int | None) -> str | None:
+def _owned_text(path: str, owner: Any) -> str:
+    from condor_rlrep.runreport.owner import read_tail
+
+    return read_tail(path, owner, 64 * 1024 * 1024)[0].decode("utf-8", "surrogateescape")
+
+
+def _stderr_path(data: RunData, node: str, cluster: int | None, owner: Any = None) -> str | None:
+    """Where the node's ``error`` went: read from the files of the run, as
+    the owner could read them, and never running a line of the description
+    (:mod:`condor_rlrep.condor.submitread`: no ``include : CMD |``)."""
     import json
 
+    from condor_rlrep.condor.submitread import expand, submit_values
     from condor_rlrep.rundir.layout import node_vars_path
 
     settings = data.files.settings
@@ -407,33 +419,30 @@ def _stderr_path(data: RunData, node: str, cluster: int | None) -> str | None:
     try:
         from condor_rlrep.dag.parser import parse_dag
 
-        with open(source, encoding="utf-8", errors="surrogateescape") as handle:
-            workflow = parse_dag(handle.read().splitlines(), path=str(source),
-                                 allow_any_node_name_characters=bool(settings.allow_any_node_name_characters))
+        workflow = parse_dag(_owned_text(str(source), owner).splitlines(), path=str(source),
+                             allow_any_node_name_characters=bool(settings.allow_any_node_name_characters))
         entry = workflow.nodes.get(node)
         if entry is None or not entry.submit:
             return None
         base = os.path.dirname(os.path.abspath(str(source)))
         directory = os.path.join(base, entry.directory) if entry.directory else base
         submit_path = os.path.join(directory, entry.submit)
-        with open(submit_path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
+        text = _owned_text(submit_path, owner)
         try:
-            with open(node_vars_path(data.files.context, node), encoding="utf-8") as handle:
-                macros = {str(k): str(v) for k, v in json.load(handle).items()}
+            macros = {str(k): str(v) for k, v in json.loads(_owned_text(node_vars_path(data.files.context, node),
+                                                                        owner)).items()}
         except (OSError, ValueError, AttributeError):
             macros = {}
-        import htcondor2
-
-        prefix = "".join(f"{k} = {v}\n" for k, v in {"JOB": node, **macros}.items())
-        submit = htcondor2.Submit(prefix + text)
-        if "error" not in submit:
+        values = {k.lower(): v for k, v in {"JOB": node, **macros}.items()}
+        values.update(submit_values(text))
+        number = str(cluster or 0)
+        values.update({"cluster": number, "clusterid": number, "process": "0", "procid": "0"})
+        if "error" not in values:
             return None
-        name = submit.expand("error").replace("$(Cluster)", str(cluster or 0)).replace("$(ClusterId)", str(cluster or 0))
-        name = name.replace("$(Process)", "0").replace("$(ProcId)", "0")
+        name = expand(values["error"], values)
         if not name or name == "/dev/null":
             return None
-        iwd = submit.expand("initialdir") if "initialdir" in submit else ""
+        iwd = expand(values.get("initialdir", ""), values)
         iwd = os.path.join(directory, iwd) if iwd else directory
         return os.path.normpath(name if os.path.isabs(name) else os.path.join(iwd, name))
     except Exception:  # noqa: BLE001 - the tail is a courtesy; the verdict stands without it

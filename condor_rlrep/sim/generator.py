@@ -107,6 +107,10 @@ def generate_trace(
         days = float(prof["calendar"]["days"] if days is None else days)
         if not days > 0:
             raise TraceError(f"days must be positive, not {days}")
+        from condor_rlrep.sim.limits import MAX_TRACE_SECONDS
+
+        if not days * 86400.0 <= MAX_TRACE_SECONDS:
+            raise TraceError(f"days: {days:g} is above its limit (<= {MAX_TRACE_SECONDS / 86400:g}, a century)")
         model = HourlyModel(prof, days)
         scale = login_scale(prof)
         rng = np.random.default_rng(seed)

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from condor_rlrep.errors import TraceError
+from condor_rlrep.errors import InputError, TraceError
 from condor_rlrep.sim.trace import hourly_utc_offsets
 from condor_rlrep.sim.trace_io import parse_start
 
@@ -102,9 +102,16 @@ class HourlyModel:
             mtype = types.get(kind["type"])
             if mtype is None:
                 raise TraceError(f"profile: room {kind['name']!r} has unknown machine type {kind['type']!r}")
-            count, per_room = int(kind.get("count", 1)), int(kind["machines"])
-            if count < 0 or per_room < 0:
-                raise TraceError(f"profile: room {kind['name']!r}: negative count or machines")
+            from condor_rlrep.sim.limits import MAX_MACHINES, check_machines
+
+            try:
+                count = check_machines(kind.get("count", 1), f"profile: room {kind['name']!r}: count")
+                per_room = check_machines(kind["machines"], f"profile: room {kind['name']!r}: machines")
+            except InputError as err:
+                raise TraceError(err.message) from None
+            if count * per_room + len(names) > MAX_MACHINES:
+                raise TraceError(f"profile: room {kind['name']!r}: {count} x {per_room} machines: above the "
+                                 f"limit of {MAX_MACHINES:,} machines per trace")
             mask = _open_mask(self.grid, kind)
             for i in range(count):
                 room = f"{kind['name']}-{i + 1:02d}" if count > 1 else str(kind["name"])

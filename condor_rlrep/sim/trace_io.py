@@ -101,6 +101,11 @@ def _read_meta(directory: Path) -> tuple[datetime, float, str]:
     length = meta.get("length")
     if isinstance(length, bool) or not isinstance(length, (int, float)) or not math.isfinite(length) or length <= 0:
         raise TraceError(f"length must be a positive number of seconds, not {length!r}", path=str(path))
+    from condor_rlrep.sim.limits import MAX_TRACE_SECONDS
+
+    if length > MAX_TRACE_SECONDS:
+        raise TraceError(f"length: {length!r} s is above its limit (<= {MAX_TRACE_SECONDS:g} s, a century)",
+                         path=str(path))
     return start, float(length), str(meta.get("source", ""))
 
 

@@ -13,7 +13,9 @@ complete.)
 
 from __future__ import annotations
 
+import gc
 import json
+import math
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, Any
@@ -37,7 +39,14 @@ def write_document(
     decisions: Iterable[Mapping[str, Any]],
 ) -> int:
     """Write a document; returns the number of decisions written."""
-    dump = json.JSONEncoder(allow_nan=False).encode
+    strict = json.JSONEncoder(allow_nan=False).encode
+
+    def dump(value: Any) -> str:
+        try:
+            return strict(value)
+        except ValueError:  # a non-finite number a store of an older version let in: written, never a crash
+            return strict(_named_non_finite(value))
+
     out.write("{")
     out.write(", ".join(f"{dump(key)}: {dump(value)}" for key, value in header.items()))
     count = 0
@@ -52,6 +61,18 @@ def write_document(
         out.write("]" if first else "\n]")
     out.write("}\n")
     return count
+
+
+def _named_non_finite(value: Any) -> Any:
+    """``value`` with every non-finite float written as the string "inf",
+    "-inf" or "nan" (JSON has none): import then names the entry at fault."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return "nan" if value != value else ("inf" if value > 0 else "-inf")
+    if isinstance(value, Mapping):
+        return {key: _named_non_finite(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_named_non_finite(item) for item in value]
+    return value
 
 
 class DocumentReader:
@@ -181,17 +202,31 @@ class DocumentReader:
 
     def _value(self, what: str) -> Any:
         self._skip()
+        # a value longer than the buffer is parsed again after each read: read geometrically
+        # more each time, so that a value of n bytes costs O(n), not O(n²)
+        want = _CHUNK
         while True:
             start = self._pos
+            collecting = gc.isenabled()
+            gc.disable()  # a million cells are a million containers: each collection would walk them all again
             try:
                 value, end = self._decoder.raw_decode(self._buf, start)
             except json.JSONDecodeError as err:
                 if self._eof or len(self._buf) - start > _MAX_VALUE:
                     self._fail(f"not valid JSON ({err.msg}) in {what}", err.pos)
-                self._fill()
+                self._fill(want)
+                want *= 2
                 continue
+            except RecursionError:
+                self._fail(f"not usable JSON: arrays/objects nested too deeply in {what}", start)
+            except ValueError:  # int() of more than 4,300 digits (a parse_int hook would slow every int)
+                self._fail(f"not usable JSON: an integer with more digits than Python reads (4,300) in {what}", start)
+            finally:
+                if collecting:
+                    gc.enable()
             if end == len(self._buf) and not self._eof:  # a number might go on in the next chunk
-                self._fill()
+                self._fill(want)
+                want *= 2
                 continue
             self._pos = end
             return value
@@ -212,12 +247,15 @@ class DocumentReader:
                 return
             self._fill()
 
-    def _fill(self) -> None:
+    def _fill(self, size: int = _CHUNK) -> None:
         if self._pos > _CHUNK:  # drop what has been read, counting its lines
             self._line += self._buf.count("\n", 0, self._pos)
             self._buf = self._buf[self._pos:]
             self._pos = 0
-        chunk = self._stream.read(_CHUNK)
+        try:
+            chunk = self._stream.read(size)
+        except UnicodeDecodeError as err:
+            raise StoreError(f"{self._name}: not UTF-8 text (byte {err.start} of a read chunk cannot be decoded)") from None
         if not chunk:
             self._eof = True
         self._buf += chunk

@@ -14,7 +14,7 @@ import operator
 from collections.abc import Mapping
 from typing import Any
 
-from condor_rlrep.agent.config import AgentConfig
+from condor_rlrep.agent.config import REWARD_LIMIT, AgentConfig
 from condor_rlrep.store.interface import DecisionRecord
 from condor_rlrep.agent.state import StateError
 from condor_rlrep.errors import StoreError
@@ -74,6 +74,10 @@ def check_reward(value: Any) -> float:
         reward = math.nan
     if isinstance(value, (bool, str, bytes)) or not math.isfinite(reward):
         raise StoreError(f"reward must be a finite number; got {value!r}")
+    if abs(reward) > REWARD_LIMIT:
+        # the model's rewards are +1 − σ (σ in [0, 1]) and the failure reward, bounded the same way:
+        # beyond, sums of estimates overflow to ±inf and the store could no longer be exported
+        raise StoreError(f"reward {reward:g} is outside the model's range (|reward| <= {REWARD_LIMIT:g})")
     return reward
 
 

@@ -48,7 +48,7 @@ from condor_rlrep.store._values import (
 from condor_rlrep.agent.config import AgentConfig
 from condor_rlrep.store.interface import DEFAULT_BUSY_TIMEOUT, Decision, DecisionRecord, StoreStats
 from condor_rlrep.store._postgres_schema import LOCK_CLASS, SCHEMA, SCHEMA_VERSION, SHARDS
-from condor_rlrep.store.postgres_url import is_postgres_url, redact_url
+from condor_rlrep.store.postgres_url import ambiguous, is_postgres_url, redact_url
 from condor_rlrep.agent.state import StateSpace
 from condor_rlrep.errors import StoreError
 
@@ -125,6 +125,9 @@ class PostgresStore(PostgresWholeStore, PostgresSession):
             raise StoreError(f"{url}: not a postgresql:// URL")
         self._url = url
         self.location = self.path = redact_url(url)
+        why = ambiguous(url)
+        if why is not None:  # libpq would read another host or password than the user wrote
+            raise StoreError(f"{self.location}: store URL not used: {why}")
         self._config_text = ""
         self._config: AgentConfig | None = None
         self._space: StateSpace | None = None

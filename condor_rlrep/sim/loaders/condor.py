@@ -39,7 +39,11 @@ def _number(ad: Any, key: str) -> float | None:
         return None
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
-    return float(value) if math.isfinite(value) else None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer beyond a float's range
+        return None
+    return number if math.isfinite(number) else None
 
 
 def _job_from_ad(ad: Any, records: Records, path: str, line: int | None) -> None:
@@ -100,10 +104,18 @@ def parse_condor_json(text: str, path: str = "<json>") -> Records:
             ad = json.loads(line)
         except json.JSONDecodeError as err:
             raise TraceError(f"malformed JSON ad: {err.msg} (column {err.colno})", path=path, line=lineno) from err
+        except (RecursionError, ValueError) as err:
+            raise TraceError(_unusable(err), path=path, line=lineno) from None
         if not isinstance(ad, dict):
             raise TraceError("line is not a JSON object (job ad)", path=path, line=lineno)
         _job_from_ad(ad, records, path, lineno)
     return records
+
+
+def _unusable(err: Exception) -> str:
+    if isinstance(err, RecursionError):
+        return "not usable JSON: arrays/objects nested too deeply"
+    return "not usable JSON: an integer with more digits than Python reads (4,300)"
 
 
 def _json_array(text: str, path: str) -> Iterable[tuple[int, Any]]:
@@ -127,6 +139,8 @@ def _json_array(text: str, path: str) -> Iterable[tuple[int, Any]]:
             item, end = decoder.raw_decode(text, pos)
         except json.JSONDecodeError as err:
             raise TraceError(f"malformed JSON: {err.msg} (column {err.colno})", path=path, line=err.lineno) from err
+        except (RecursionError, ValueError) as err:
+            raise TraceError(_unusable(err), path=path, line=line_at(pos)) from None
         yield line_at(pos), item
         pos = ws.match(text, end).end()
         if text.startswith(",", pos):

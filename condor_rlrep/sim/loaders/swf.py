@@ -11,8 +11,10 @@ are created.
 from __future__ import annotations
 
 import logging
+import math
 
-from condor_rlrep.errors import TraceError
+from condor_rlrep.errors import InputError, TraceError
+from condor_rlrep.sim.limits import check_machines
 from condor_rlrep.sim.loaders.records import Records
 
 __all__ = ["parse_swf"]
@@ -51,6 +53,8 @@ def parse_swf(text: str, path: str = "<swf>") -> Records:
             base = float(header["UnixStartTime"])
         except ValueError as err:
             raise TraceError(f"header UnixStartTime {header['UnixStartTime']!r} is not a number", path=path) from err
+        if not math.isfinite(base):
+            raise TraceError(f"header UnixStartTime {header['UnixStartTime']!r} is not a finite number", path=path)
     else:
         log.warning("%s: no UnixStartTime header; times taken from the Unix epoch", path)
     records.timezone = header.get("TimeZoneString") or None
@@ -58,9 +62,12 @@ def parse_swf(text: str, path: str = "<swf>") -> Records:
         values = []
         for name, text_value in zip(("job", "submit", "run_time", "user"), (fields[0], fields[1], fields[3], fields[11])):
             try:
-                values.append(float(text_value))
+                value = float(text_value)
             except ValueError as err:
                 raise TraceError(f"field {name!r}: {text_value!r} is not a number", path=path, line=lineno) from err
+            if not math.isfinite(value):
+                raise TraceError(f"field {name!r}: {text_value!r} is not a finite number", path=path, line=lineno)
+            values.append(value)
         job, submit, run_time, user = values
         if run_time < 0:  # -1: unknown
             records.skipped += 1
@@ -73,9 +80,15 @@ def parse_swf(text: str, path: str = "<swf>") -> Records:
         records.job_owner.append(f"u{int(user)}" if user >= 0 else "")
     for key in ("MaxNodes", "MaxProcs"):
         try:
-            count = int(float(header.get(key, "")))
+            value = float(header.get(key, ""))
         except ValueError:
-            continue
+            continue  # absent or not a number: SWF's "unknown"
+        if value < 1:
+            continue  # -1: unknown
+        try:
+            count = check_machines(header[key], f"header {key}", path=path)
+        except InputError as err:
+            raise TraceError(err.message, path=path) from None
         if count > 0:
             width = max(4, len(str(count)))
             for i in range(count):
