@@ -184,9 +184,12 @@ def _seen(folder: Path, node: str) -> dict[str, str]:
     return dict(line.split("|", 1) for line in lines)
 
 
-def test_items_2_and_9_every_replica_sees_what_the_plain_job_saw(pool: Pool) -> None:
-    plain, inst = twins(pool, "issue23-procs", PER_PROC)
-    plain_exit, inst_exit, copy = run_both(pool, plain, inst, "--policy", "fixed:2")
+@pytest.mark.parametrize("pre", [False, True], ids=["instrument-writes", "pre-writes"])
+def test_items_2_and_9_every_replica_sees_what_the_plain_job_saw(pool: Pool, pre: bool) -> None:
+    """The replica description written once by instrument (fixed:2 without PRE) or by PRE on the attempt."""
+    plain, inst = twins(pool, f"issue23-procs-{pre}", PER_PROC)
+    plain_exit, inst_exit, copy = run_both(pool, plain, inst, "--policy", "fixed:2", *(["--always-pre"] if pre else []))
+    assert bool([line for line in hooks_log(copy) if " PRE A " in line]) is pre
     assert (plain_exit, inst_exit) == (0, 0), "\n".join(hooks_log(copy))
     for node in ("A", "B"):
         (saw,) = _seen(plain, node).values()
