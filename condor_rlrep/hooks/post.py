@@ -8,16 +8,18 @@ and give DAGMan the exit code it would have seen without replicas.
    condor-rlrep, whatever ``$SUCCESS`` says. A log that cannot be read: the
    fail-open rule of :mod:`.failopen`. One replica under a fixed policy
    (nothing to record): DAGMan's ``$RETURN``, the single proc's own result.
-2. *Bookkeeping* (:mod:`.record`): the outcome recorded in the store, or the
-   runs in its survival model under ``model:R``; spooled (:mod:`.spool`)
-   when the store cannot take them. Bookkeeping errors never change the verdict.
-3. *Promotion*: on a replicated node the kept replica's files take the
+2. *Promotion*: on a replicated node the kept replica's files take the
    user's names (:func:`condor_rlrep.condor.replica_files.promote_winner`).
-4. The user's own POST (after ``--``) runs last and its exit code decides. On
+3. The user's own POST (after ``--``) runs and its exit code decides. On
    a replicated node that succeeded, the argument positions that held
    ``$RETURN``/``$SUCCESS`` (``--user-return-at``/``--user-success-at``) are
    given ``0``/``True``, the values a single successful job would have
    produced, instead of the ``-1002`` a removed surplus replica leaves there.
+4. *Bookkeeping* (:mod:`.record`), last, so that the reward follows the
+   node's final verdict (docs/model.md §8): the outcome recorded in the
+   store, or the runs in its survival model under ``model:R``; spooled
+   (:mod:`.spool`) when the store cannot take them. Bookkeeping errors never
+   change the verdict.
 """
 
 from __future__ import annotations

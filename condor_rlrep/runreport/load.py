@@ -191,8 +191,11 @@ class RunReader:
         known = {r["node"] for r in journal if r.get("hook") == "PRE"}
         attempts = assemble(journal, read_node_states(self.files.context, known), clusters, current_dagid=current_dagid,
                             current_run=str(run_record["run_id"]) if run_record and run_record.get("run_id") else None)
-        if fixed:
-            mark_fixed(attempts, fixed, set(getattr(self.files.settings, "without_post", None) or ()))
+        # nodes that run no POST at all (a fixed policy's, a FINAL node left alone): the job's end is their verdict
+        without_post = set(getattr(self.files.settings, "without_post", None) or ())
+        without_post |= {name for name, info in (self._nodes or {}).items() if not info.has_post}
+        if fixed or without_post:
+            mark_fixed(attempts, fixed, without_post)
         changed = marks != (self.dagout._offset, self.nodelog.events_read, self.nodelog.resets, self.journal._offset)
         if self.use_checkpoint and (changed or not self._resumed):
             self._save()

@@ -31,7 +31,7 @@ from typing import Any
 from condor_rlrep.runreport.attempts import Attempt
 from condor_rlrep.runreport.load import RunData
 from condor_rlrep.rundir.layout import REAPER_NODE
-from condor_rlrep.runreport.status import finite
+from condor_rlrep.runreport.status import finite, rescue_done
 
 __all__ = ["NodeReport", "Bar", "PolicyRow", "RunReport", "build_reports", "STDERR_TAIL_LINES"]
 
@@ -221,7 +221,9 @@ def _run_report(data: RunData, run_id: str, agent: Any, records: dict[int, Any],
         last[report.node] = report
     job_nodes = [n for n, info in data.nodes.items() if info.kind != "SERVICE" and n != REAPER_NODE]
     noops = data.nodelog.noops if run_id == data.current_run else {}
-    done = all((last[n].post_code == 0 if n in last else (n in noops and noops[n].exit_code == 0)) for n in job_nodes)
+    rescued = rescue_done(data) if run_id == data.current_run else set()  # done before this DAGMan (its rescue DAG)
+    done = all((last[n].post_code == 0 if n in last else (n in rescued or (n in noops and noops[n].exit_code == 0)))
+               for n in job_nodes)
     ends = [r.finish_time for r in nodes if r.finish_time is not None]
     ends += [noops[n].end_time for n in noops if noops[n].end_time is not None]
     completion = max(ends) if ends and done else None
