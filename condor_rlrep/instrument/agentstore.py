@@ -58,7 +58,7 @@ def prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | None
     try:
         exists = store_exists(path)
     except StoreError as err:
-        raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+        raise InputError(f"agent store unusable: {_without(err, run_spec)}", path=run_spec) from err
     if not exists:
         if not opts.create_store:
             raise InputError("no agent store here (create one with `condor-rlrep agent init` or `train`)", path=run_spec)
@@ -70,15 +70,23 @@ def prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | None
         try:
             create_store(path, config).close()
         except StoreError as err:
-            raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+            raise InputError(f"agent store unusable: {_without(err, run_spec)}", path=run_spec) from err
         return run_spec, True, (f"created now ({strategy}, 1..{opts.max_replicas} replicas, "
                                 f"epsilon {LIVE_EPSILON_HIGH:g} then {config.epsilon_low:g}){secret}")
     try:
         with open_store(path) as store:
             config, stats = store.config, store.stats()
     except StoreError as err:
-        raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+        raise InputError(f"agent store unusable: {_without(err, run_spec)}", path=run_spec) from err
     note = f"existing ({config.strategy}, {stats.rewards_seen} reward(s) learnt, {stats.pending} pending"
     if config.max_replicas > opts.max_replicas:
         note += f"; its actions are 1..{config.max_replicas} replicas, capped at {opts.max_replicas} per node"
     return run_spec, False, note + ")" + secret
+
+
+def _without(err: Exception, location: str | None) -> str:
+    """The store's message without its own leading location: the error line
+    names the store once (``URL: agent store unusable: cannot connect …``)."""
+    text = str(err)
+    prefix = f"{location}: " if location else ""
+    return text[len(prefix):] if prefix and text.startswith(prefix) else text
