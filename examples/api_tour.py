@@ -52,3 +52,8 @@ print(f"the live agent chooses among 1..{live.config.max_replicas} replicas")
 # %% The committed sweep of the paper's Figure 1 grid
 table = rl.sweep_results(HERE.parent / "sim" / "results" / "paper-figure1")
 print(f"{len(table.records)} finished runs; workflow sets {table.workflow_sets()}")
+
+# %% Tidy up the scratch folder
+import shutil
+
+shutil.rmtree(work)

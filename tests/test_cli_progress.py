@@ -30,7 +30,7 @@ def test_log_lines_every_interval_with_rate_and_eta() -> None:
     assert lines == [
         "condor-rlrep: sweep x: 20 runs: 5 already finished, 15 to run",
         "condor-rlrep: sweep x: 8/20 runs (40 %), 3 runs/min, ETA 4 min",
-        "condor-rlrep: sweep x: 8/20 runs (40 %), done in 2 min",
+        "condor-rlrep: sweep x: 8/20 runs (40 %) in 2 min",
     ]
 
 

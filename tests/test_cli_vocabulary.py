@@ -149,7 +149,7 @@ def test_criticality_is_one_flag_and_the_old_name_still_works():
     new = run("inspect", FIG1, "--criticality", "current")
     old = run("inspect", FIG1, "--phi-mode", "current")
     assert new.exit_code == old.exit_code == 0
-    assert new.stdout == old.stdout and "phi'' decides" in new.stdout
+    assert new.stdout == old.stdout and "φ″ decides" in new.stdout
     assert "--phi-mode is deprecated; use --criticality" in old.stderr and not new.stderr
     both = run("inspect", FIG1, "--phi-mode", "current", "--criticality", "balanced")
     assert both.exit_code == 2 and "not both" in both.stderr
@@ -280,6 +280,9 @@ def test_agent_reset_answered_no_changes_nothing(tmp_path):
     decision = json.loads(decided.stdout)["decision_id"]
     no = run("agent", "reset", "--store", store, input="n\n")
     assert no.exit_code == 0 and "nothing changed" in no.stdout
+    eof = run("agent", "reset", "--store", store, input="")  # stdin at its end: say -y, not "Aborted."
+    assert eof.exit_code == 2 and "Aborted" not in eof.stderr
+    assert eof.stderr.startswith("condor-rlrep: error: no answer on stdin; nothing changed (pass -y to reset")
     assert json.loads(run("agent", "stats", "--store", store, "--json").stdout)["decisions"] == 1
     default = run("agent", "reset", "--store", store, input="\n")  # the default answer is no
     assert default.exit_code == 0 and "nothing changed" in default.stdout
@@ -325,3 +328,15 @@ def test_verbose_and_quiet_set_the_log_level(tmp_path):
     finally:
         run("inspect", FIG1)
     assert logger.level == logging.WARNING
+
+
+def test_an_unreachable_postgresql_store_is_named_once(tmp_path):
+    url = "postgresql://rlrep:secret@127.0.0.1:1/rlrep"  # nothing listens on port 1
+    shown = "postgresql://rlrep@127.0.0.1:1/rlrep"
+    pytest.importorskip("psycopg")
+    for args in (["instrument", FIG1, "-o", tmp_path / "o.dag", "--store", url, "--dagman-version", "25.14.0"],
+                 ["agent", "stats", "--store", url]):
+        result = run(*args)
+        assert result.exit_code == 2, result.output
+        line = result.stderr.splitlines()[0]
+        assert line.count(shown) == 1 and "secret" not in result.stderr, line

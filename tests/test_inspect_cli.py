@@ -67,13 +67,13 @@ def test_human_output():
     assert "critical path  A -> D -> F -> H -> Z" in out
     assert "CR(W)          2700 s (0h45m00s)" in out
     assert "deadline       5400 s after s(W)" in out
-    assert "balanced (phi' decides" in out
+    assert "balanced (φ′ decides" in out
     row = next(line for line in out.splitlines() if line.startswith("   E "))
     assert row.split() == ["E", "900", "vars", "1200", "1200", str(f"{(5400 - 1200) / 1200 - 1:.4f}"),
                            f"{(5400 - 1200 - 300) / 900 - 1:.4f}"]
     assert next(line for line in out.splitlines() if line.startswith("*  A ")).split()[-2] == "1.0000"
     assert "cleanup" not in out
-    assert "phi'' decides" in invoke(FIG1, "--phi-mode", "current").output
+    assert "φ″ decides" in invoke(FIG1, "--phi-mode", "current").output
 
 
 def test_estimates_file_overrides_vars():

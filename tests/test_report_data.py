@@ -177,3 +177,67 @@ def test_a_quick_report_says_what_it_ran_not_the_full_grids_year(tmp_path):
     assert "### Fixed replicas" in text
     row = next(line for line in text.splitlines() if line.startswith("| fixed:2 |"))
     assert row.endswith("| +25.0 % | – |"), row
+
+
+def test_the_baseline_against_table1_is_a_verdict_by_hand():
+    """Table 1: 14,982 / 40,054 = 37.4 % within 0.1, 25,475 / 40,054 = 63.6 % within 0.5.
+    Ours (of 1000): 400 -> 40.0 % (gap 2.6), 740 -> 74.0 % (gap 10.4): partly reproduced."""
+    docs = [_doc("single", 0.1, 400, 100.0), _doc("single", 0.5, 740, 100.0)]
+    docs[0]["result"]["p_stats"] = {"mean": 0.3, "sd": 0.37, "max": 2.2, "share_p_ge_1": 0.06}
+    (baseline,) = [f for f in findings(ResultTable(docs)) if f.key == "baseline"]
+    assert baseline.verdict == "partly reproduced"
+    assert "P = 0.1: 40.0 % (paper 37.4 %), P = 0.5: 74.0 % (paper 63.6 %); largest gap 10.4 points" in baseline.evidence
+    assert "p(W) s.d. 0.37 (paper 0.82), maximum 2.2 (paper 17.1)" in baseline.evidence
+    close = [_doc("single", 0.1, 380, 100.0), _doc("single", 0.5, 650, 100.0)]
+    (again,) = [f for f in findings(ResultTable(close)) if f.key == "baseline"]
+    assert again.verdict == "reproduced"  # gaps 0.6 and 1.4 points
+    far = [_doc("single", 0.5, 900, 100.0)]
+    assert [f.verdict for f in findings(ResultTable(far)) if f.key == "baseline"] == ["not reproduced"]  # 26.4
+    montage = [_doc("single", 0.5, 740, 100.0, workflows=("montage",))]
+    assert not [f for f in findings(ResultTable(montage)) if f.key == "baseline"]  # Table 1 is figure1's
+
+
+def test_paper_values_are_drawn_where_the_paper_gives_numbers(tmp_path, monkeypatch):
+    """The paper's published values on our figures: Table 1's shares on the
+    CDF of Figure 2a (F(P) = successful / 40,054), the > 20 % bound on 3a,
+    Table 1's energy (scaled to our workflows) on 3b, the abstract's −4 % / −34 % on 6a/6b."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.axes import Axes
+
+    from condor_rlrep.sweepreport import figures
+
+    drawn: dict[str, list] = {}
+    plot, axhline = Axes.plot, Axes.axhline
+
+    def spy_plot(self, *args, **kwargs):
+        if str(kwargs.get("label", "")).startswith("paper"):
+            drawn.setdefault(kwargs["label"], []).append((list(args[0]), list(args[1])))
+        return plot(self, *args, **kwargs)
+
+    def spy_line(self, y=0, *args, **kwargs):
+        if str(kwargs.get("label", "")).startswith("paper"):
+            drawn.setdefault(kwargs["label"], []).append(y)
+        return axhline(self, y, *args, **kwargs)
+
+    monkeypatch.setattr(Axes, "plot", spy_plot)
+    monkeypatch.setattr(Axes, "axhline", spy_line)
+    docs = [_doc(p, phi, w, e) for p, phi, w, e in [("single", 0.1, 400, 100.0), ("fixed:2", 0.1, 500, 180.0),
+                                                    ("fixed:3", 0.1, 520, 260.0), ("rl:2", 0.1, 480, 120.0)]]
+    docs[0]["result"]["p_quantiles"] = [0.0, 0.05, 0.1, 0.5, 2.0]
+    docs[0]["result"]["completed"] = 1000
+    docs[0]["result"]["p_stats"] = {"max": 2.0}
+    table = ResultTable(docs)
+    for name in ("fig2a", "fig3a", "fig3b"):
+        assert figures.FIGURES[name](table, "figure1", tmp_path / f"{name}.png")
+    (cdf,) = drawn["paper, Table 1: share within P"]
+    assert cdf[0][0] == 0.1 and cdf[1][0] == pytest.approx(14_982 / 40_054)
+    assert drawn["paper: > 20 % at P = 0.1 (2–3 replicas)"] == [([2, 3], [20.0, 20.0])]
+    (energy,) = [v for k, v in drawn.items() if k.startswith("paper, Table 1 (single")]
+    assert energy[0][1][0] == pytest.approx(28.83 * 1000 / 40_054)  # MWh of P = 0.1, scaled to 1000 workflows
+    montage = ResultTable([_doc(p, 0.1, w, e, workflows=("montage",))
+                           for p, w, e in [("single", 400, 100.0), ("fixed:3", 500, 200.0), ("rl:3", 480, 130.0)]])
+    assert figures.FIGURES["fig6a"](montage, "montage", tmp_path / "6a.png")
+    assert figures.FIGURES["fig6b"](montage, "montage", tmp_path / "6b.png")
+    assert drawn["paper (abstract): about −4 %"] == [-4.0] and drawn["paper (abstract): −34 %"] == [-34.0]

@@ -21,12 +21,12 @@ from condor_rlrep.cli.agent_flush_cmd import flush
 from condor_rlrep.cli.agent_history_cmd import prune, retention, stats
 from condor_rlrep.cli.agent_setup_cmd import export, import_, init, migrate, reset
 from condor_rlrep.cli.agent_show_cmd import show
-from condor_rlrep.cli.options import HELP
+from condor_rlrep.cli.options import HELP, Group
 
 __all__ = ["agent"]
 
 
-@click.group(context_settings=HELP)
+@click.group(cls=Group, context_settings=HELP)
 def agent() -> None:
     """Create, inspect and drive the replica agent's store."""
 

@@ -50,7 +50,7 @@ def decide(
     else:
         click.echo(
             f"decision {decision.decision_id}: {decision.replicas} replica(s) for hour {decision.hour},"
-            f" phi' bin {decision.phi_bin}{' (explored)' if decision.explored else ''}"
+            f" φ′ bin {decision.phi_bin}{' (explored)' if decision.explored else ''}"
         )
 
 

@@ -25,7 +25,7 @@ __all__ = ["stats", "prune", "retention"]
 @store_option
 @json_option("Print the counts as one JSON object.")
 def stats(store_path: str | None, as_json: bool) -> None:
-    """Decisions, outcomes, pending decisions and epsilon now, and what the
+    """Decisions, outcomes, pending decisions and ε now, and what the
     model:R policy's survival model holds (`agent prune` removes old
     decisions and the model's old run keys, never its cells or the estimates)."""
     with backends.open_store(store_path_of(store_path)) as store:

@@ -24,18 +24,18 @@ from condor_rlrep.store.location import resolve_store
 __all__ = ["init", "reset", "export", "import_", "migrate"]
 
 _PARAM_HELP = {
-    "n_bins": "n: phi' bins between 0 and P (n+2 bins in all).",
-    "p_max": "P: upper end of the binned phi' range.",
+    "n_bins": "n: φ′ bins between 0 and P (n+2 bins in all).",
+    "p_max": "P: upper end of the binned φ′ range.",
     "max_replicas": "R: actions are 1..R replicas.",
     "timezone": "IANA zone for the hour of day.",
     "strategy": "Selection policy.",
-    "schedule": "Epsilon schedule (epsilon-greedy).",
-    "epsilon_high": "eps1.",
-    "epsilon_low": "eps2.",
-    "switch_after": "l: rewards before eps1 -> eps2.",
+    "schedule": "ε schedule (epsilon-greedy).",
+    "epsilon_high": "ε₁: exploration before the switch.",
+    "epsilon_low": "ε₂: exploration after it.",
+    "switch_after": "l: rewards before ε₁ → ε₂.",
     "window": "m: sliding window per (state, action).",
     "drift_threshold": "|window mean - estimate| counted as drift.",
-    "recovery": "Rewards a drifting state spends at eps1.",
+    "recovery": "Rewards a drifting state spends at ε₁.",
     "forget_to": "Count cap of a drifting state's actions (0: start afresh).",
     "step_size": "Constant step size alpha [default: sample mean].",
     "initial_estimate": "Estimate of an untried action.",
@@ -100,9 +100,16 @@ def init(store_path: str | None, force: bool, as_json: bool, **params: Any) -> N
 def reset(store_path: str | None, yes: bool) -> None:
     """Forget every decision and estimate (parameters are kept)."""
     path = store_path_of(store_path)
-    if not yes and not click.confirm(f"Forget every decision and estimate in {store_name(path)}?", default=False):
-        click.echo("nothing changed")
-        return
+    if not yes:
+        try:
+            sure = click.confirm(f"Forget every decision and estimate in {store_name(path)}?", default=False)
+        except click.exceptions.Abort:
+            # stdin at its end (a script, cron, `< /dev/null`): nobody can answer, say how not to ask
+            click.echo()  # end the prompt's line
+            raise click.UsageError("no answer on stdin; nothing changed (pass -y to reset without asking)") from None
+        if not sure:
+            click.echo("nothing changed")
+            return
     with backends.open_store(path) as store:
         store.reset()
     click.echo(f"reset agent store {store_name(path)}")

@@ -36,7 +36,7 @@ __all__ = ["show"]
               help="With --phi-prime: POSIX time of the submission [default: now].")
 def show(store_path: str | None, as_json: bool, plot: str | None, show_all: bool, model_spec: str | None,
          phi_prime: float | None, estimate: float | None, timestamp: float | None) -> None:
-    """Show the learned policy: best replica count and estimate per hour x phi' bin
+    """Show the learned policy: best replica count and estimate per hour × φ′ bin
     (with --model: the model:R policy's survival model and its choice)."""
     if model_spec is not None:
         _show_model(store_path, model_spec, phi_prime, estimate, timestamp, as_json, show_all)
@@ -56,7 +56,7 @@ def show(store_path: str | None, as_json: bool, plot: str | None, show_all: bool
     if plot:
         click.echo(f"wrote plot {plot}")
         return
-    click.echo("best replica count (estimate) per hour (rows) and phi' bin (columns); '.' = no rewards yet")
+    click.echo("best replica count (estimate) per hour (rows) and φ′ bin (columns); '.' = no rewards yet")
     width = 11
     click.echo("hour " + "".join(label.rjust(width) for label in labels))
     for hour, row in enumerate(cells):

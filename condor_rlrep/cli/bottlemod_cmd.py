@@ -6,10 +6,10 @@ import math
 
 import click
 
-from condor_rlrep.cli.options import HELP, emit_json, json_option
+from condor_rlrep.cli.options import HELP, Group, emit_json, json_option
 
 
-@click.group(context_settings=HELP)
+@click.group(cls=Group, context_settings=HELP)
 def bottlemod() -> None:
     """BottleMod: task I/O and resource bottlenecks."""
 

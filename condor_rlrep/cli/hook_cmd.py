@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from condor_rlrep.cli.options import HELP
+from condor_rlrep.cli.options import HELP, Group
 
 _RAW = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
 
@@ -38,7 +38,7 @@ def _help_asked(argv: tuple[str, ...]) -> bool:
     return False
 
 
-@click.group("hook", context_settings=HELP)
+@click.group("hook", cls=Group, context_settings=HELP)
 def hook() -> None:
     """Run a DAGMan hook (pre, post, reaper) by hand, with the arguments
     `instrument` wrote into the DAG's SCRIPT lines (`hook pre --help`)."""

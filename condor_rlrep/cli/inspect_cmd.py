@@ -235,7 +235,7 @@ def _table(
         lines += [
             f"estimates      missing for {len(missing)} of {len(names)} nodes: {shown}",
             "               (set VARS node rlrep_estimate=\"SECONDS\", --estimates FILE or --default-estimate);",
-            "               no critical path or phi' without them: the structure follows",
+            "               no critical path or φ′ without them: the structure follows",
             "",
         ]
         header = ["node", *(["task"] if show_task else []), "estimate", "source", "level", "parents", "children"]
@@ -254,16 +254,16 @@ def _table(
     on_path = set(plan.critical_path)
     phi1 = plan.planned_phi_prime()
     phi2 = plan.planned_phi_double_prime()
-    used = "phi'" if mode == "balanced" else "phi''"
+    used = "φ′" if mode == "balanced" else "φ″"
     lines += [
         "critical path  " + (" -> ".join(plan.critical_path) or "(empty)"),
         f"CR(W)          {_seconds(plan.critical_path_seconds)} s ({_duration(plan.critical_path_seconds)})",
-        f"phi            {plan.phi:g}",
+        f"φ              {plan.phi:g}",
         f"deadline       {_seconds(plan.deadline)} s after s(W) ({_duration(plan.deadline)})",
         f"criticality    {mode} ({used} decides replica counts)",
         "",
     ]
-    header = ["", "node", *(["task"] if show_task else []), "estimate", "source", "L'", "earliest", "phi'", "phi''"]
+    header = ["", "node", *(["task"] if show_task else []), "estimate", "source", "L′", "earliest", "φ′", "φ″"]
     order = sorted(range(len(names)), key=lambda i: (plan.earliest_start[names[i]], i))
     rows = [
         [
@@ -280,7 +280,7 @@ def _table(
         for name in (names[i] for i in order)
     ]
     return chain(lines, _aligned(header, rows, 2 + show_task),
-                 ["", "* on the critical path; times in seconds from s(W); phi'/phi'' at the planned start"])
+                 ["", "* on the critical path; times in seconds from s(W); φ′/φ″ at the planned start"])
 
 
 def _dot_text(graph: DependencyGraph, plan: WorkflowPlan, title: str, estimates: dict[str, float], partial: bool) -> str:

@@ -37,7 +37,7 @@ from condor_rlrep.instrument import (
 @click.option("--no-tolerance", is_flag=True, help="Set DAGMAN_NODE_JOB_FAILURE_TOLERANCE (DAGMan >= 24.8.1) in a CONFIG file instead of TOLERANCE lines (DAGMan < 25.14).")
 @click.option("--always-pre", is_flag=True, default=False,
               help="Run PRE and POST on every node even under a fixed policy (which needs neither): status/report "
-                   "then show each attempt's phi' and slack, at DAGMan's cost of a script cycle or two per node.")
+                   "then show each attempt's φ′ and slack, at DAGMan's cost of a script cycle or two per node.")
 @click.option("--hooks-bin", type=click.Path(file_okay=False), default=None, help="Directory holding rlrep-pre/post/reaper.")
 @click.option("--power-table", "power_table", type=click.Path(exists=True, dir_okay=False), default=None,
               help="TOML/JSON file of execute hosts' watts: default_watts = W and a [hosts] table "

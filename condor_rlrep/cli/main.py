@@ -194,7 +194,9 @@ def cli(verbose: int, quiet: int) -> None:
     """Learned task replication for HTCondor DAGMan workflows.
 
     Every command speaks one vocabulary: --phi (default 0.5), --criticality,
-    --default-estimate DURATION, -o/--out FILE|DIR, --json, --max-replicas R.
+    --default-estimate DURATION, -o/--out FILE|DIR, --json, --max-replicas R
+    (default 3). Ctrl-C stops a long command at once (exit 130), keeping what
+    finished.
     Errors are one line, 'condor-rlrep: error: …', exit status 2.
     """
     _set_verbosity(verbose, quiet)

@@ -29,7 +29,7 @@ from condor_rlrep.cli.params import Phi, Seconds
 
 __all__ = [
     "HELP", "phi_option", "criticality_option", "default_estimate_option", "out_option",
-    "json_option", "max_replicas_option", "deprecated_alias", "emit_json", "warn",
+    "json_option", "max_replicas_option", "deprecated_alias", "emit_json", "warn", "Group",
 ]
 
 Decorator = Callable[[Callable[..., Any]], Callable[..., Any]]
@@ -38,6 +38,22 @@ LOGGER = "condor_rlrep"
 HELP = {"help_option_names": ["-h", "--help"]}
 """Context settings of every group: ``-h`` works however a group is invoked
 (click caches a command's help option from its first context)."""
+
+
+class Group(click.Group):
+    """A command group whose ``--help`` lists each command's whole first
+    sentence: click cuts it at 45 characters, mid-phrase ("Load a JSON
+    document written by `agent export` into the...")."""
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        rows = []
+        for name in self.list_commands(ctx):
+            command = self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit=1_000)))
+        if rows:
+            with formatter.section("Commands"):
+                formatter.write_dl(rows)
 
 
 def warn(message: str) -> None:

@@ -115,7 +115,7 @@ class Progress:
         else:
             text = f"{_amount(self.done)}/{_amount(self.total)} {self.unit} ({share:.0f} %)"
         if final:
-            text += f", done in {duration(elapsed)}"
+            text += f" in {duration(elapsed)}"
         elif worked > 0 and rate > 0:
             per_minute = rate * 60 * (100.0 / self.total if self.unit == "%" else 1.0)
             text += f", {per_minute:.3g} {self.unit}/min, ETA {duration((self.total - self.done) / rate)}"

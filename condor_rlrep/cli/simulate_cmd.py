@@ -133,7 +133,9 @@ def _print(result: Any, as_json: bool) -> None:
         f"{summary['policy']} φ={summary['phi']:g}: {summary['completed']}/{summary['workflows']} workflows completed, "
         f"{summary['tasks']} tasks, {summary['replicas']} replicas"
     )
-    click.echo("within P: " + ", ".join(f"{p}: {n}" for p, n in summary["within"].items()))
+    total = summary["workflows"]
+    click.echo("workflows within P: " + ", ".join(
+        f"{p}: {n}" + (f" ({100.0 * n / total:.1f} %)" if total else "") for p, n in summary["within"].items()))
     click.echo(
         f"energy kWh: good {e['good']:.1f}, bad {e['bad']:.1f}, workflows {e['total']:.1f}, "
         f"background {e['background']:.1f}; evictions {summary['evictions']['total']}"

@@ -8,13 +8,13 @@ from pathlib import Path
 import click
 
 
-from condor_rlrep.cli.options import HELP, emit_json, json_option, out_option
+from condor_rlrep.cli.options import HELP, Group, emit_json, json_option, out_option
 from condor_rlrep.errors import InputError
 
 __all__ = ["trace"]
 
 
-@click.group(context_settings=HELP)
+@click.group(cls=Group, context_settings=HELP)
 def trace() -> None:
     """Generate, load and check cluster traces (folders of CSV + trace.toml)."""
 

@@ -72,7 +72,7 @@ def prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | None
     try:
         exists = store_exists(path)
     except StoreError as err:
-        raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+        raise InputError(f"agent store unusable: {_without(err, run_spec)}", path=run_spec) from err
     if not exists:
         if not opts.create_store:
             raise InputError("no agent store here (create one with `condor-rlrep agent init` or `train`)", path=run_spec)
@@ -84,7 +84,7 @@ def prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | None
         try:
             create_store(path, config).close()
         except StoreError as err:
-            raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+            raise InputError(f"agent store unusable: {_without(err, run_spec)}", path=run_spec) from err
         if spec.kind == "model":
             return run_spec, True, f"created now ({_MODEL_EMPTY}){secret}"
         return run_spec, True, (f"created now ({strategy}, 1..{opts.max_replicas} replicas, "
@@ -95,7 +95,7 @@ def prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | None
             config, stats = store.config, store.stats()
             cells = store.survival_cells() if spec.kind == "model" else []
     except StoreError as err:
-        raise InputError(f"agent store unusable: {err}", path=run_spec) from err
+        raise InputError(f"agent store unusable: {_without(err, run_spec)}", path=run_spec) from err
     if spec.kind == "model":
         exposure = sum(cell[2] for cell in cells)
         if not exposure:
@@ -109,3 +109,11 @@ def prepare_store(opts: InstrumentOptions, spec: PolicySpec) -> tuple[str | None
     if config.max_replicas > opts.max_replicas:
         note += f"; its actions are 1..{config.max_replicas} replicas, capped at {opts.max_replicas} per node"
     return run_spec, False, note + ")" + secret
+
+
+def _without(err: Exception, location: str | None) -> str:
+    """The store's message without its own leading location: the error line
+    names the store once (``URL: agent store unusable: cannot connect …``)."""
+    text = str(err)
+    prefix = f"{location}: " if location else ""
+    return text[len(prefix):] if prefix and text.startswith(prefix) else text

@@ -301,6 +301,9 @@ def _headline(value: float, label: str):
     """The paper's one published number for a figure, as a reference line."""
     def draw(ax) -> list[int]:
         ax.axhline(value, color="black", lw=1.2, ls="--", label=label, zorder=1)
+        low, high = ax.get_ylim()
+        margin = 0.06 * (max(high, value) - min(low, value) or 1.0)
+        ax.set_ylim(min(low, value - margin), max(high, value + margin))  # the line inside the axes, not on its edge
         return []
 
     return draw
