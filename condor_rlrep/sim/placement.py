@@ -194,8 +194,11 @@ class IdleOrder:
             pop(heap)
             taken.append((k, m))
             bound = now - k
-        for entry in taken:
-            push(heap, entry)
+        # The machines taken go back through the freed list, not the heap:
+        # the caller usually claims them at once, and then they need no entry.
+        for _k, m in taken:
+            key[m] = None
+            self._freed.append(m)
         if tied:
             # Equal idle times across the boundary: which of them make the
             # count is numpy's partition's choice; ask it the same question.
