@@ -45,9 +45,10 @@ class IdleClock:
         self._end = le[order].tolist()
         self._next = 0
         self._now = -np.inf
-        self.last: list[float] = [-math.inf] * machines
-        """Latest logout so far per machine (``-inf``: none yet); a list,
-        which Python indexes faster than an array, one machine at a time."""
+        self.last = np.full(machines, -np.inf)
+        """Latest logout so far per machine (``-inf``: none yet), for gathers."""
+        self.last_list: list[float] = [-math.inf] * machines
+        """The same as a list, which Python indexes faster one machine at a time."""
 
     @classmethod
     def of_trace(cls, trace) -> IdleClock:
@@ -63,16 +64,18 @@ class IdleClock:
         n = len(ends)
         if i < n and ends[i] <= now:
             last = self.last
+            last_list = self.last_list
             machine = self._machine
             while i < n and ends[i] <= now:
-                last[machine[i]] = ends[i]  # in end order: the latest wins
+                m = machine[i]
+                last[m] = last_list[m] = ends[i]  # in end order: the latest wins
                 i += 1
             self._next = i
 
     def last_logout(self, machines: np.ndarray, now: float) -> np.ndarray:
         """Latest login end ``<= now`` of each machine (``-inf``: none yet)."""
         self.advance(now)
-        return np.asarray(self.last, dtype=np.float64)[np.asarray(machines, dtype=np.int64)]
+        return self.last[np.asarray(machines, dtype=np.int64)]
 
     def longest_idle(self, free: Sequence[int], now: float, count: int) -> tuple[np.ndarray, np.ndarray]:
         """Up to ``count`` of the ``free`` machines, longest idle first, and
@@ -137,7 +140,7 @@ class IdleOrder:
             return
         heap = self._heap
         key = self._key
-        last = self.clock.last
+        last = self.clock.last_list
         pos = self._pos
         push = heapq.heappush
         for m in freed:
@@ -163,7 +166,7 @@ class IdleOrder:
         self._take_in()
         heap = self._heap
         key = self._key
-        last = self.clock.last
+        last = self.clock.last_list
         pos = self._pos
         pop = heapq.heappop
         push = heapq.heappush
@@ -191,12 +194,17 @@ class IdleOrder:
             pop(heap)
             taken.append((k, m))
             bound = now - k
-        for entry in taken:
-            push(heap, entry)
+        # The machines taken go back through the freed list, not the heap:
+        # the caller usually claims them at once, and then they need no entry.
+        for _k, m in taken:
+            key[m] = None
+            self._freed.append(m)
         if tied:
             # Equal idle times across the boundary: which of them make the
             # count is numpy's partition's choice; ask it the same question.
-            machines, idle = self.clock.longest_idle(self._engine.free_machines(), now, count)
+            engine = self._engine
+            only = engine._only_list  # the free list itself under random choice (no copy)
+            machines, idle = self.clock.longest_idle(only if only is not None else engine.free_machines(), now, count)
             return machines.tolist(), idle.tolist()
         if len(taken) > 1:  # equal idle times in the order of the free lists
             cls = self._cls
