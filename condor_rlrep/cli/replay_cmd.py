@@ -89,7 +89,7 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
     try:
         rows = run_replay(out, plan, settings, progress=progress)
     except KeyboardInterrupt:
-        click.echo(f"\ncondor-rlrep: replay interrupted; pool stopped; rerun the same command to resume ({out})",
+        click.echo(f"condor-rlrep: replay interrupted; pool stopped; rerun the same command to resume ({out})",
                    err=True)
         raise SystemExit(130) from None
     finally:
