@@ -69,3 +69,14 @@ def test_no_htcondor_is_one_error_line(tmp_path):
                                           "--policy", "oracle:3"], prog_name="condor-rlrep")
     assert bad.exit_code == 2 and bad.stderr.startswith("condor-rlrep: error:") and "oracle" in bad.stderr
     assert os.environ.get("PATH")  # the runner's env did not leak into ours
+
+
+def test_the_report_has_the_table_and_the_within_figure(tmp_path):
+    from condor_rlrep.replay.render import write_report
+
+    rows = {"single": [_row("live"), _row("simulated")]}
+    paths = write_report(tmp_path / "out", _plan(), rows, {"phi": 0.5})
+    markdown = Path(paths["md"]).read_text()
+    assert "| `single` | live | 2/2 | 50.0 % | 100.0 % |" in markdown
+    assert "![Share of workflows within P" in markdown and (tmp_path / "out" / "within.svg").exists()
+    assert json.loads(Path(paths["json"]).read_text())["rows"]["single"][0]["replicas_per_task"] == 1.0
