@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from _pool import Pool, write
+from _pool import POOL_SCRIPT, Pool, write
 
 pytestmark = pytest.mark.pool
 
@@ -95,3 +95,36 @@ def test_replay_evicts_through_the_startd_and_agrees_with_the_simulator(pool: Po
     # the replay's pools are stopped: no process runs from their folders
     left = subprocess.run(["pgrep", "-af", str(out)], capture_output=True, text=True, check=False).stdout
     assert not left.strip(), left
+
+
+def test_ctrl_c_stops_the_pool_in_one_line(pool: Pool):
+    """Ctrl-C during the live run: one line on stderr, exit 130, the pool stopped, no process left;
+    the plan stays for a resume, the interrupted policy has no rows."""
+    import os
+    import signal
+
+    work = pool.workdir("replay-interrupt")
+    trace = _trace(work / "trace")
+    out = work / "out"
+    pool.own(work)
+    command = (f"{pool.venv / 'bin' / 'condor-rlrep'} replay -o {out} --trace {trace} --window-start 0 --window 2 "
+               f"--slots 3 --compression {COMPRESSION} --workflows 2 --condor {pool.dir / 'release'} "
+               f"2> {work / 'err.log'}; echo $? > {work / 'rc'}")
+    started = subprocess.Popen([str(POOL_SCRIPT), "run", str(pool.dir), "sh", "-c", command], cwd=work,
+                               start_new_session=True, stdin=subprocess.DEVNULL)
+    pool.wait_for(lambda: (work / "err.log").exists() and "submitted 1/2" in (work / "err.log").read_text(),
+                  timeout=180, what="the first submission")
+    # Ctrl-C reaches the command itself (the shell around it would die of it before writing the status)
+    replay = subprocess.run(["pgrep", "-f", f"python[0-9.]* \\S*condor-rlrep replay -o {out}"], capture_output=True,
+                            text=True, check=False).stdout.split()
+    assert len(replay) == 1, replay
+    for pid in replay:
+        os.kill(int(pid), signal.SIGINT)
+    pool.wait_for(lambda: (work / "rc").exists() and (work / "rc").read_text().strip(), timeout=120, what="the exit")
+    started.wait(timeout=30)
+    assert (work / "rc").read_text().strip() == "130"
+    said = [line for line in (work / "err.log").read_text().splitlines() if not line.startswith("single: ")]
+    assert said == [f"condor-rlrep: replay interrupted; pool stopped; rerun the same command to resume ({out})"]
+    left = subprocess.run(["pgrep", "-af", str(out)], capture_output=True, text=True, check=False).stdout
+    assert not left.strip(), left
+    assert (out / "plan.json").exists() and not (out / "single" / "rows.json").exists()

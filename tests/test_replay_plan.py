@@ -32,7 +32,7 @@ def _trace() -> Trace:
 
 def test_window_is_cut_and_compressed():
     plan = make_plan(_trace(), slots=2, window_start=1800.0, window_seconds=3 * 3600.0, compression=60.0, workflows=1,
-                     reboot_hour=3.0)
+                     reboot_hour=3.0, pick="busiest")
     # busiest in [1800, 12600): m1 has two sessions, m0 one, m2 none → m0 and m1, in machine order
     assert plan.machines == ["m0", "m1"]
     # m0: 7200–10800 → (7200−1800)/60 = 90 … 150; the 03:00 reboot (10800) is 150 s: merged into it
@@ -43,6 +43,16 @@ def test_window_is_cut_and_compressed():
     # the window's one submission (1200 is before it, 20000 after): 6000 → 70 s
     assert plan.arrivals == [70.0]
     assert plan.slots == 2 and plan.length == pytest.approx(180.0 + plan.drain_seconds)
+
+
+def test_random_pick_is_the_seeds():
+    one = make_plan(_trace(), slots=2, window_start=0.0, window_seconds=21600.0, compression=60.0, workflows=1, seed=7)
+    again = make_plan(_trace(), slots=2, window_start=0.0, window_seconds=21600.0, compression=60.0, workflows=1, seed=7)
+    assert one == again and len(set(one.machines)) == 2 and set(one.machines) <= {"m0", "m1", "m2"}
+    assert one.machines == sorted(one.machines)  # slots in machine order
+    draws = {tuple(make_plan(_trace(), slots=2, window_start=0.0, window_seconds=21600.0, compression=60.0,
+                             workflows=1, seed=seed).machines) for seed in range(20)}
+    assert len(draws) > 1  # the seed draws, it does not pick the busiest
 
 
 def test_arrivals_are_the_windows_submissions():

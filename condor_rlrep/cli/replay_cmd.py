@@ -19,14 +19,16 @@ from condor_rlrep.cli.options import emit_json, json_option, out_option, phi_opt
 @click.option("--preset", default=None, help="Generate the trace from this preset instead (e.g. newcastle-2010).")
 @click.option("--days", type=float, default=14.0, show_default=True, help="Days of the generated trace.")
 @click.option("--trace-seed", type=int, default=2010, show_default=True, help="Seed of the generated trace.")
-@click.option("--window-start", type=float, default=9 * 24 + 9, show_default=True, metavar="HOURS",
-              help="Where the window starts, hours after the trace's start.")
+@click.option("--window-start", type=float, default=282.0, show_default=True, metavar="HOURS",
+              help="Where the window starts, hours after the trace's start (282: a Tuesday 18:00 of the "
+                   "newcastle-2010 presets).")
 @click.option("--window", "window_hours", type=float, default=4.0, show_default=True, metavar="HOURS",
               help="Length of the window, in trace hours.")
 @click.option("--slots", type=click.IntRange(min=1), default=4, show_default=True,
               help="Static slots, each standing for one of the trace's machines.")
-@click.option("--pick", type=click.Choice(["busiest", "random"]), default="busiest", show_default=True,
-              help="Which machines the slots stand for: those with the most owner sessions in the window, or drawn.")
+@click.option("--pick", type=click.Choice(["random", "busiest"]), default="random", show_default=True,
+              help="Which machines the slots stand for: drawn with --seed, or those with the most owner sessions "
+                   "in the window (an eviction-rich stress test).")
 @click.option("--compression", type=click.FloatRange(min=1.0), default=60.0, show_default=True,
               help="Trace seconds per replay second (tasks, sessions and arrivals all divided by it).")
 @click.option("--workflows", type=click.IntRange(min=1), default=4, show_default=True,
@@ -89,7 +91,7 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
     try:
         rows = run_replay(out, plan, settings, progress=progress)
     except KeyboardInterrupt:
-        click.echo(f"\ncondor-rlrep: replay interrupted; pool stopped; rerun the same command to resume ({out})",
+        click.echo(f"condor-rlrep: replay interrupted; pool stopped; rerun the same command to resume ({out})",
                    err=True)
         raise SystemExit(130) from None
     finally:

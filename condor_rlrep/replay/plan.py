@@ -149,11 +149,11 @@ def _reboot_times(trace: Any, start: float, end: float, hour: float) -> list[flo
 
 def make_plan(trace: Any, *, slots: int, window_start: float, window_seconds: float, compression: float,
               workflows: int, seed: int = 0, task_seconds: float = 1920.0, drain_seconds: float | None = None,
-              reboot_hour: float | None = 3.0, reboot_seconds: float = 1.0, pick: str = "busiest") -> ReplayPlan:
+              reboot_hour: float | None = 3.0, reboot_seconds: float = 1.0, pick: str = "random") -> ReplayPlan:
     """Cut the window, keep ``slots`` machines and ``workflows`` arrivals, compress by ``compression``.
 
-    ``pick``: ``busiest`` keeps the machines with the most owner sessions in
-    the window (ties: the lower index), ``random`` draws them with the seed.
+    ``pick``: ``random`` draws the machines with the seed; ``busiest`` keeps
+    those with the most owner sessions in the window (ties: the lower index).
 
     Raises :class:`InputError` naming the value when the window or the
     counts do not fit the trace.

@@ -1,6 +1,7 @@
 """The replay's report: live and simulated rows side by side (Markdown, HTML, JSON).
 
-One table row per policy and side: workflows finished, the share within
+A figure of the within-P curves (``within.svg``/``.png``, live solid,
+simulated dashed); one table row per policy and side: workflows finished, the share within
 P = 0.1, 0.5, 1.0 and 2.0, replicas per task, evictions and replica energy;
 then the differences live − simulated per policy, and the plan (trace,
 window, slots, compression, arrivals) and settings every row shares.
@@ -53,6 +54,10 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
                           *[_pct(row.within.get(p, math.nan)) for p in SHOWN_P],
                           _num(row.replicas_per_task), str(row.evictions), _num(row.replica_kwh, "{:.4f}")])
     doc.table(header, table)
+    out.mkdir(parents=True, exist_ok=True)
+    if _within_figure(rows, out / "within"):
+        doc.img("within.svg", "Share of workflows within P, live (solid) and simulated (dashed), per policy",
+                caption=True)
     doc.h(2, "Live − simulated")
     diffs = []
     for policy, pair in rows.items():
@@ -66,7 +71,6 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
                       f"{live.replicas - sim.replicas:+d}"])
     doc.table(["policy", "Δ within 0.1 (points)", "Δ within 0.5 (points)", "Δ replica energy", "Δ evictions",
                "Δ replicas"], diffs)
-    out.mkdir(parents=True, exist_ok=True)
     paths = {"md": str(out / "report.md"), "html": str(out / "report.html"), "json": str(out / "report.json")}
     write_atomic(paths["md"], doc.markdown())
     write_atomic(paths["html"], doc.html("condor-rlrep replay", style=_STYLE, lang="en"))
@@ -74,3 +78,32 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
                "rows": {policy: [r.to_json() for r in pair] for policy, pair in rows.items()}}
     write_atomic(paths["json"], json.dumps(payload, indent=1) + "\n")
     return paths
+
+
+def _within_figure(rows: dict[str, list[Row]], stem: Path) -> bool:
+    """Within-P curves: one colour per policy, live solid, simulated dashed."""
+    if not rows:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    plt.rcParams["svg.hashsalt"] = "condor-rlrep"
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for index, (policy, pair) in enumerate(rows.items()):
+        colour = f"C{index % 10}"
+        for row in pair:
+            ps = sorted(row.within, key=float)
+            ax.plot([float(p) for p in ps], [100 * row.within[p] for p in ps], color=colour, marker="o",
+                    linestyle="-" if row.side == "live" else "--", label=f"{policy} ({row.side})")
+    ax.set_xscale("log")
+    ax.set_xlabel("P (p(W) ≤ P)")
+    ax.set_ylabel("workflows within P (%)")
+    ax.set_ylim(-2, 102)
+    ax.legend(fontsize=7, ncol=2)
+    fig.tight_layout()
+    fig.savefig(stem.with_suffix(".svg"), metadata={"Date": None})
+    fig.savefig(stem.with_suffix(".png"), dpi=110, metadata={"Software": None})
+    plt.close(fig)
+    return True

@@ -116,7 +116,7 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
                good_kwh=good / J_PER_KWH, bad_kwh=bad / J_PER_KWH,
                extra={"p_report": p_report, "dags": per_dag, "decisions_reported_twice":
                       sorted(k for k, v in decisions.items() if v > 1),
-                      "unfinished_removed": record.get("unfinished", [])})
+                      "unfinished_removed": record.get("unfinished", []), "pool_up": record.get("pool_up")})
 
 
 def sim_policy(policy: str) -> str:

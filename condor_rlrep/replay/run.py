@@ -30,9 +30,11 @@ __all__ = ["ReplaySettings", "run_replay", "load_rows", "PLAN", "ROWS"]
 
 PLAN = "plan.json"
 ROWS = "rows.json"
-START_MARGIN = 12.0
+START_MARGIN = 20.0
 """Seconds between writing the pool's configuration and its clock's origin:
-the pool starts (≈ 5 s) before the first owner can matter."""
+the pool starts (≈ 5 s; 10–15 s on a loaded machine) before the first owner
+can matter. ``submitted.json`` records when it was up (``pool_up``, seconds
+after the origin: negative is in time)."""
 
 
 @dataclass

@@ -1,0 +1,82 @@
+"""A replay resumes: a policy whose rows are written is not replayed again
+(no pool is started for it), a folder holding another replay's plan is
+refused, and the command refuses what it cannot run in one error line."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from condor_rlrep.cli.main import cli
+from condor_rlrep.errors import InputError
+from condor_rlrep.replay.plan import ReplayPlan
+from condor_rlrep.replay.results import Row
+from condor_rlrep.replay.run import ReplaySettings, run_replay
+
+
+def _plan(**changes) -> ReplayPlan:
+    values = dict(source="hand", trace_start="2010-01-04T00:00:00+00:00", window_start=0.0, window_seconds=600.0,
+                  compression=10.0, machines=["a", "b"], active_watts=[100.0, 300.0], idle_watts=[1.0, 3.0],
+                  sessions=[[(10.0, 20.0)], []], arrivals=[0.0, 5.0], task_seconds=192.0, drain_seconds=30.0)
+    values.update(changes)
+    return ReplayPlan(**values)
+
+
+def _row(side: str) -> Row:
+    return Row(policy="single", side=side, workflows=2, completed=2, within={"0.1": 0.5, "0.5": 1.0}, p=[0.05, 0.3],
+               tasks=16, replicas=16, evictions=1, good_kwh=0.01, bad_kwh=0.001)
+
+
+def _settings() -> ReplaySettings:
+    # a release that does not exist: starting a pool would fail
+    return ReplaySettings(policies=["single"], phi=0.5, seed=0, negotiation_interval=2.0,
+                          release=Path("/nonexistent/htcondor"))
+
+
+def test_a_policy_with_rows_is_not_replayed_again(tmp_path):
+    out = tmp_path / "replay"
+    (out / "single").mkdir(parents=True)
+    (out / "plan.json").write_text(_plan().dumps())
+    (out / "single" / "rows.json").write_text(json.dumps({"policy": "single",
+                                                          "rows": [_row("live").to_json(), _row("simulated").to_json()]}))
+    said = []
+    rows = run_replay(out, _plan(), _settings(), progress=lambda *args: said.append(args))
+    assert [r.side for r in rows["single"]] == ["live", "simulated"]
+    assert rows["single"][0].within == {"0.1": 0.5, "0.5": 1.0} and rows["single"][0].replicas_per_task == 1.0
+    assert said == [("single", 2, 2, "done before")]
+
+
+def test_a_folder_of_another_replay_is_refused(tmp_path):
+    out = tmp_path / "replay"
+    out.mkdir()
+    (out / "plan.json").write_text(_plan().dumps())
+    with pytest.raises(InputError, match="holds the plan of another replay"):
+        run_replay(out, _plan(arrivals=[0.0, 6.0]), _settings())
+
+
+def test_no_htcondor_is_one_error_line(tmp_path):
+    env = {"PATH": str(tmp_path)}  # no condor_master on it
+    result = CliRunner(env=env).invoke(cli, ["replay", "-o", str(tmp_path / "r"), "--preset", "poisson"],
+                                       prog_name="condor-rlrep")
+    assert result.exit_code == 2
+    assert result.stderr.splitlines()[0].startswith("condor-rlrep: error: no condor_master on PATH")
+    assert "Traceback" not in result.output and not (tmp_path / "r").exists()
+    bad = CliRunner(env=env).invoke(cli, ["replay", "-o", str(tmp_path / "r"), "--preset", "poisson",
+                                          "--policy", "oracle:3"], prog_name="condor-rlrep")
+    assert bad.exit_code == 2 and bad.stderr.startswith("condor-rlrep: error:") and "oracle" in bad.stderr
+    assert os.environ.get("PATH")  # the runner's env did not leak into ours
+
+
+def test_the_report_has_the_table_and_the_within_figure(tmp_path):
+    from condor_rlrep.replay.render import write_report
+
+    rows = {"single": [_row("live"), _row("simulated")]}
+    paths = write_report(tmp_path / "out", _plan(), rows, {"phi": 0.5})
+    markdown = Path(paths["md"]).read_text()
+    assert "| `single` | live | 2/2 | 50.0 % | 100.0 % |" in markdown
+    assert "![Share of workflows within P" in markdown and (tmp_path / "out" / "within.svg").exists()
+    assert json.loads(Path(paths["json"]).read_text())["rows"]["single"][0]["replicas_per_task"] == 1.0
