@@ -244,3 +244,15 @@ def test_gantt_with_control_characters_in_names_is_well_formed_svg(tmp_path: Pat
     assert gantt(report, tmp_path / "g")
     text = minidom.parse(str(tmp_path / "g.svg")).toxml()
     assert "\x01" not in text and "\x07" not in text
+
+
+# -- item 17: a "$$" in a path written into reaper.sub --------------------------------------------------
+
+
+def test_an_output_path_with_double_dollar_is_refused_not_mangled(tmp_path: Path) -> None:
+    from _hookutil import FIGURE1
+
+    out = tmp_path / "$$(Memory)" / "f.dag"
+    line = one_error(rlrep("instrument", str(FIGURE1), "-o", str(out)), "$$")
+    assert "cannot hold" in line
+    assert not (tmp_path / "$$(Memory)" / "f.dag.rlrep").exists()
