@@ -256,3 +256,30 @@ def test_an_output_path_with_double_dollar_is_refused_not_mangled(tmp_path: Path
     line = one_error(rlrep("instrument", str(FIGURE1), "-o", str(out)), "$$")
     assert "cannot hold" in line
     assert not (tmp_path / "$$(Memory)" / "f.dag.rlrep").exists()
+
+
+def test_the_run_reports_markdown_escapes_names_that_could_inject(tmp_path: Path) -> None:
+    """Node names, slots and the run id reach the Markdown through document.py's escaping
+    (checked on a real replayed run whose names are then made hostile)."""
+    from _runreport import RECORDED, replay
+
+    from condor_rlrep.runreport.load import RunReader
+    from condor_rlrep.runreport.render import report_document
+    from condor_rlrep.runreport.report import build_reports
+
+    if not RECORDED.is_dir():
+        pytest.skip(f"recorded runs absent: {RECORDED}")
+    dag = replay("eviction", tmp_path / "ev", estimate=30)
+    (report,) = build_reports(RunReader(dag).read())
+    hostile = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascript:alert(1))"]
+    for node, name in zip(report.nodes, hostile * len(report.nodes)):
+        node.node = name
+        node.winner_host = "<img src=x onerror=alert(2)>"
+    report.run_id = "[r](javascript:alert(3))"
+    markdown = report_document([report], {}).markdown()
+    import re
+
+    for raw in (*hostile, "<img src=x onerror=alert(2)>", "[r](javascript:alert(3))"):
+        # a tag or link start survives only escaped (a backslash before it)
+        assert not re.search(r"(?<!\\)" + re.escape(raw), markdown), raw
+    assert "\\<img" in markdown
