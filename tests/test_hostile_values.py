@@ -283,3 +283,27 @@ def test_the_run_reports_markdown_escapes_names_that_could_inject(tmp_path: Path
         # a tag or link start survives only escaped (a backslash before it)
         assert not re.search(r"(?<!\\)" + re.escape(raw), markdown), raw
     assert "\\<img" in markdown
+
+
+def test_submit_values_reads_assignments_and_runs_nothing(tmp_path: Path) -> None:
+    from condor_rlrep.condor.submitread import expand, submit_values
+
+    marker = tmp_path / "ran"
+    text = (f"include : /usr/bin/touch {marker} |\n"
+            "# error = not.this\n"
+            "Error = $(JOB).$(Cluster)\\\n"
+            ".err\n"
+            "initialdir = out/$(Dir)\n"
+            "if defined X\n"
+            "error = inside.if\n"
+            "endif\n"
+            "queue\n"
+            "error = after.queue\n")
+    values = submit_values(text)
+    assert values == {"error": "inside.if", "initialdir": "out/$(Dir)"}  # if/else not evaluated: last wins
+    values = submit_values(text.replace("error = inside.if\n", ""))
+    assert values["error"] == "$(JOB).$(Cluster).err"
+    assert expand(values["error"], {**values, "job": "A", "cluster": "12"}) == "A.12.err"
+    # doubling each round, stopped once past 64 KiB: 4 * 2**15 characters (bounded, no loop)
+    assert expand("$(X)", {"x": "$(X)$(X)"}).count("$(X)") == 2 ** 15
+    assert not marker.exists()
