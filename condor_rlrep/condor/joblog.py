@@ -42,7 +42,9 @@ def job_log(text: str, own_log: str, macros: Mapping[str, str], cwd: str) -> tup
         path = own_log
         from condor_rlrep.fileguard import make_private_dir
 
-        make_private_dir(os.path.dirname(path))  # in the run folder: 0700 whatever the umask, never another's
+        folder = os.path.dirname(path)
+        os.makedirs(os.path.dirname(folder), exist_ok=True)  # the run folder (instrument made it)
+        make_private_dir(folder)  # in the run folder: 0700 whatever the umask, never another's
         return [f"log = {path}"], path, "job log added"
     import htcondor2  # only for a description with its own log
 
