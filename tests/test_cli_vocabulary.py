@@ -270,7 +270,9 @@ def test_hook_help_prints_help():
     for hook in ("pre", "post", "reaper"):
         result = run("hook", hook, "--help")
         assert result.exit_code == 0 and f"Usage: condor-rlrep hook {hook}" in result.stdout
-        assert "--ctx DIR" in result.stdout
+        assert "--ctx=DIR" in result.stdout  # the form the hooks take (issue 24 item 17: not "--ctx DIR")
+        if hook != "reaper":
+            assert "--macros=" in result.stdout
 
 
 def test_agent_reset_answered_no_changes_nothing(tmp_path):

@@ -244,3 +244,66 @@ def test_gantt_with_control_characters_in_names_is_well_formed_svg(tmp_path: Pat
     assert gantt(report, tmp_path / "g")
     text = minidom.parse(str(tmp_path / "g.svg")).toxml()
     assert "\x01" not in text and "\x07" not in text
+
+
+# -- item 17: a "$$" in a path written into reaper.sub --------------------------------------------------
+
+
+def test_an_output_path_with_double_dollar_is_refused_not_mangled(tmp_path: Path) -> None:
+    from _hookutil import FIGURE1
+
+    out = tmp_path / "$$(Memory)" / "f.dag"
+    line = one_error(rlrep("instrument", str(FIGURE1), "-o", str(out)), "$$")
+    assert "cannot hold" in line
+    assert not (tmp_path / "$$(Memory)" / "f.dag.rlrep").exists()
+
+
+def test_the_run_reports_markdown_escapes_names_that_could_inject(tmp_path: Path) -> None:
+    """Node names, slots and the run id reach the Markdown through document.py's escaping
+    (checked on a real replayed run whose names are then made hostile)."""
+    from _runreport import RECORDED, replay
+
+    from condor_rlrep.runreport.load import RunReader
+    from condor_rlrep.runreport.render import report_document
+    from condor_rlrep.runreport.report import build_reports
+
+    if not RECORDED.is_dir():
+        pytest.skip(f"recorded runs absent: {RECORDED}")
+    dag = replay("eviction", tmp_path / "ev", estimate=30)
+    (report,) = build_reports(RunReader(dag).read())
+    hostile = ["<script>alert(1)</script>", "<img src=x onerror=alert(1)>", "[x](javascript:alert(1))"]
+    for node, name in zip(report.nodes, hostile * len(report.nodes)):
+        node.node = name
+        node.winner_host = "<img src=x onerror=alert(2)>"
+    report.run_id = "[r](javascript:alert(3))"
+    markdown = report_document([report], {}).markdown()
+    import re
+
+    for raw in (*hostile, "<img src=x onerror=alert(2)>", "[r](javascript:alert(3))"):
+        # a tag or link start survives only escaped (a backslash before it)
+        assert not re.search(r"(?<!\\)" + re.escape(raw), markdown), raw
+    assert "\\<img" in markdown
+
+
+def test_submit_values_reads_assignments_and_runs_nothing(tmp_path: Path) -> None:
+    from condor_rlrep.condor.submitread import expand, submit_values
+
+    marker = tmp_path / "ran"
+    text = (f"include : /usr/bin/touch {marker} |\n"
+            "# error = not.this\n"
+            "Error = $(JOB).$(Cluster)\\\n"
+            ".err\n"
+            "initialdir = out/$(Dir)\n"
+            "if defined X\n"
+            "error = inside.if\n"
+            "endif\n"
+            "queue\n"
+            "error = after.queue\n")
+    values = submit_values(text)
+    assert values == {"error": "inside.if", "initialdir": "out/$(Dir)"}  # if/else not evaluated: last wins
+    values = submit_values(text.replace("error = inside.if\n", ""))
+    assert values["error"] == "$(JOB).$(Cluster).err"
+    assert expand(values["error"], {**values, "job": "A", "cluster": "12"}) == "A.12.err"
+    # doubling each round, stopped once past 64 KiB: 4 * 2**15 characters (bounded, no loop)
+    assert expand("$(X)", {"x": "$(X)$(X)"}).count("$(X)") == 2 ** 15
+    assert not marker.exists()

@@ -115,3 +115,80 @@ def test_instrument_into_a_full_filesystem_names_the_file_and_leaves_no_context(
     assert "No space left on device" in message and str(context / "nodes") in message, message
     assert "nothing was left behind" in message
     assert not context.exists() and not out.exists()
+
+
+# -- item 16: the store broker under a crowd and under hostile clients ----------------------------------
+
+
+def test_the_broker_survives_hostile_and_vanishing_clients_without_a_traceback(tmp_path: Path, capfd) -> None:
+    import socket
+    import threading
+
+    from condor_rlrep.agent import AgentConfig
+    from condor_rlrep.rundir.layout import broker_socket
+    from condor_rlrep.store.broker import StoreBroker, connect
+    from condor_rlrep.store.location import create_store
+
+    spec = str(tmp_path / "agent.sqlite")
+    create_store(spec, AgentConfig(max_replicas=3)).close()
+    sock = broker_socket(str(tmp_path))
+    assert sock is not None
+    with StoreBroker(spec, sock) as broker:
+        raw = socket.socket(socket.AF_UNIX)
+        raw.connect(sock)
+        with raw, raw.makefile("rwb") as conn:
+            conn.write(b"[" * 400_000 + b"]" * 400_000 + b"\n")
+            conn.flush()
+            answer = json.loads(conn.readline())
+            assert answer["kind"] == "request" and "bad request" in answer["error"]
+        for _ in range(20):  # ask, then leave before the answer
+            gone = socket.socket(socket.AF_UNIX)
+            gone.connect(sock)
+            gone.sendall(b'{"op": "config"}\n' * 50)
+            gone.close()
+        with connect(sock, spec) as client:
+            assert client.config.max_replicas == 3
+        assert threading.active_count() >= 1 and broker.requests >= 1
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err and "BrokenPipe" not in out + err, err
+
+
+@pytest.mark.postgres
+def test_400_real_hooks_at_once_through_the_broker_lose_nothing(tmp_path: Path, pg_url: str) -> None:
+    """400 real PRE executables started together against one run's broker:
+    those the backlog holds are served by it, any refused goes direct; every
+    PRE exits 0 and the store holds exactly one decision per node."""
+    from _hookutil import pre_macros, script_argv, substitute
+
+    from condor_rlrep.instrument import InstrumentOptions, instrument
+    from condor_rlrep.rundir.layout import broker_socket
+    from condor_rlrep.store.broker import StoreBroker
+    from condor_rlrep.store.location import open_store
+
+    user = tmp_path / "u"
+    user.mkdir()
+    (user / "a.sub").write_text("executable = /bin/true\nqueue\n")
+    count = 400
+    (user / "w.dag").write_text("".join(f"JOB N{i} a.sub\n" for i in range(count))
+                                + 'VARS ALL_NODES rlrep_estimate="60"\n')
+    out = tmp_path / "r" / "w.rlrep.dag"
+    result = instrument(user / "w.dag", out, InstrumentOptions(store=pg_url, policy="agent", max_replicas=3))
+    sock = broker_socket(result.context)
+    assert sock is not None
+    argvs = [script_argv(out, f"N{i}", "PRE") for i in range(count)]
+    with StoreBroker(pg_url, sock) as broker:
+        procs = [subprocess.Popen(substitute(argv, {"$JOB": f"N{i}", **pre_macros()}), cwd=cwd,
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                 for i, (argv, cwd) in enumerate(argvs)]
+        codes = [p.wait(timeout=900) for p in procs]
+        for p in procs:
+            p.stdout.close()
+            p.stderr.close()
+        served = broker.requests
+    assert codes == [0] * count
+    log = (Path(result.context) / "hooks.log").read_text()
+    assert "FAIL-OPEN" not in log, [line for line in log.splitlines() if "FAIL-OPEN" in line][:3]
+    with open_store(pg_url) as store:
+        nodes = sorted(d.context["node"] for d in store.decisions())
+    assert nodes == sorted(f"N{i}" for i in range(count))  # none lost, none twice
+    assert served > 0

@@ -50,9 +50,9 @@ def pre(argv: tuple[str, ...]) -> None:
     """The PRE hook (rlrep-pre): decide the node's replica count and write its submit file.
 
     \b
-    ARGV: --ctx DIR --node NAME --submit ORIGINAL.sub --out NODE.sub
-          --job $JOB --retry $RETRY --max-retries $MAX_RETRIES [--dagid $DAGID]
-          [-- USER_PRE_SCRIPT ARGS...]
+    ARGV: --ctx=DIR --node=NAME --submit=ORIGINAL.sub --macros=job,retry,max-retries,dagid
+          -- $JOB $RETRY $MAX_RETRIES $DAGID [-- USER_PRE_SCRIPT ARGS...]
+    (exactly the DAG's SCRIPT PRE line; options only as --name=value.)
     Fails open: whatever goes wrong, the node runs as it would without us.
     """
     if _help_asked(argv):
@@ -68,9 +68,9 @@ def post(argv: tuple[str, ...]) -> None:
     """The POST hook (rlrep-post): read the node's job event log and record the outcome.
 
     \b
-    ARGV: --ctx DIR --node NAME --job $JOB --retry $RETRY --jobid $JOBID
-          --return $RETURN [--dagid $DAGID --cluster $CLUSTERID] [--success $SUCCESS]
-          [-- USER_POST_SCRIPT ARGS...]
+    ARGV: --ctx=DIR --node=NAME --macros=job,retry,jobid,return,dagid,cluster,success
+          -- $JOB $RETRY $JOBID $RETURN $DAGID $CLUSTERID $SUCCESS [-- USER_POST_SCRIPT ARGS...]
+    (exactly the DAG's SCRIPT POST line; by hand also --return=N and the like.)
     Exits with the status DAGMan would have seen without us.
     """
     if _help_asked(argv):
@@ -86,7 +86,7 @@ def reaper(argv: tuple[str, ...]) -> None:
     """The reaper (rlrep-reaper): remove a node's surplus replicas once one has won.
 
     \b
-    ARGV: --ctx DIR [--interval SECONDS] [--log NODE_LOG]
+    ARGV: --ctx=DIR [--interval=SECONDS] [--log=NODE_LOG]
     Runs as the DAG's SERVICE node and ends by itself.
     """
     if _help_asked(argv):

@@ -40,7 +40,11 @@ def job_log(text: str, own_log: str, macros: Mapping[str, str], cwd: str) -> tup
     commands = {m.group(1).lower() for m in _LOG_COMMAND.finditer(text)}
     if "log" not in commands:
         path = own_log
-        os.makedirs(os.path.dirname(path), exist_ok=True)
+        from condor_rlrep.fileguard import make_private_dir
+
+        folder = os.path.dirname(path)
+        os.makedirs(os.path.dirname(folder), exist_ok=True)  # the run folder (instrument made it)
+        make_private_dir(folder)  # in the run folder: 0700 whatever the umask, never another's
         return [f"log = {path}"], path, "job log added"
     import htcondor2  # only for a description with its own log
 

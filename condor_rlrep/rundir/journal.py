@@ -163,7 +163,7 @@ def _parse(data: bytes) -> tuple[list[dict[str, Any]], int]:
             continue
         try:
             record = loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):  # not a line a hook wrote (or 4,300 digits, deep nesting)
             skipped += 1
             continue
         if isinstance(record, dict) and record.get("v") == JOURNAL_VERSION and isinstance(record.get("node"), str):

@@ -84,7 +84,9 @@ class DagmanOut:
 
     def update(self) -> None:
         try:
-            with open(self.path, "rb") as handle:
+            from condor_rlrep.fileguard import open_read
+
+            with os.fdopen(open_read(self.path), "rb") as handle:  # never a FIFO (a hang) nor a symlink
                 size = os.fstat(handle.fileno()).st_size
                 if size < self._offset:  # replaced or truncated: start over
                     self.sessions.clear()

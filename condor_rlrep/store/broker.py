@@ -30,6 +30,8 @@ from condor_rlrep.errors import StaleExposureError, StoreError
 __all__ = ["StoreBroker", "BrokerClient", "connect"]
 
 _MAX_LINE = 1 << 20
+BACKLOG = 4096
+"""Pending connections the broker's socket holds (the kernel may cap it lower)."""
 
 
 class StoreBroker:
@@ -57,7 +59,14 @@ class StoreBroker:
 
         class Server(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
             daemon_threads = True
-            request_queue_size = 128  # DAGMan starts many PREs at once (the default 5 refuses the rest)
+            # DAGMan starts hundreds of PREs at once (the default 5 refused the rest, 128 refused
+            # some of 400): the kernel caps this at net.core.somaxconn; a hook refused goes direct
+            request_queue_size = BACKLOG
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                broker.errors += 1  # one client's trouble: never a traceback in the reaper's output
+
+        broker = self
 
         self._store = self._open()
         if os.path.exists(self.path):  # a stale socket of a reaper that was killed
@@ -126,6 +135,12 @@ class StoreBroker:
             timeout = 30.0
 
             def handle(self) -> None:
+                try:
+                    self._serve()
+                except OSError:  # the client went away (a hook killed or timed out): BrokenPipe, reset
+                    return
+
+            def _serve(self) -> None:
                 while True:
                     line = self.rfile.readline(_MAX_LINE)
                     if not line:
@@ -134,12 +149,20 @@ class StoreBroker:
                         request = json.loads(line)
                         if not isinstance(request, dict):
                             raise ValueError("a request is a JSON object")
+                    except RecursionError:
+                        answer: dict[str, Any] = {"error": "bad request: nested too deeply", "kind": "request"}
                     except ValueError as err:
-                        answer: dict[str, Any] = {"error": f"bad request: {err}", "kind": "request"}
+                        answer = {"error": f"bad request: {err}", "kind": "request"}
                     else:
                         answer = broker.answer(request)
                     self.wfile.write(json.dumps(answer).encode() + b"\n")
                     self.wfile.flush()
+
+            def finish(self) -> None:
+                try:
+                    super().finish()
+                except OSError:
+                    pass
 
         return Handler
 
@@ -181,7 +204,12 @@ class BrokerClient:
             raise StoreError(f"{self.location}: store broker: {err}") from None
         if not line:
             raise StoreError(f"{self.location}: store broker closed the connection")
-        answer = json.loads(line)
+        try:
+            answer = json.loads(line)
+            if not isinstance(answer, dict):
+                raise ValueError("not a JSON object")
+        except (ValueError, RecursionError) as err:
+            raise StoreError(f"{self.location}: store broker answered nonsense ({type(err).__name__})") from None
         if "error" in answer:
             if answer.get("kind") == "stale":  # already names the store
                 raise StaleExposureError(str(answer["error"]))
