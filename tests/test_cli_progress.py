@@ -48,3 +48,18 @@ def test_percent_work_and_no_line_on_failure() -> None:
 
 def test_duration_precision() -> None:
     assert [duration(s) for s in (12.4, 89, 600, 5399, 9000)] == ["12 s", "89 s", "10 min", "90 min", "2.5 h"]
+
+
+def test_on_a_terminal_a_bar_and_the_announcement_on_a_line_of_its_own() -> None:
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    stream = Terminal()
+    with Progress("sweep x", 5, "runs", stream=stream) as progress:
+        progress.skip(1)  # the bar is drawn before the plan is known
+        progress.announce("5 runs: 1 already finished, 4 to run")
+        progress.update(4)
+    text = stream.getvalue()
+    assert "\r\x1b[Kcondor-rlrep: sweep x: 5 runs: 1 already finished, 4 to run\n" in text  # the bar's line cleared first
+    assert text.rstrip().endswith("100%\x1b[?25h")

@@ -84,6 +84,8 @@ class Progress:
         """Say up front how much work there is (a log line, also on a terminal)."""
         if self.quiet:
             return
+        if self._bar is not None:  # a bar drawn already: the line replaces it, the next update redraws it
+            self.stream.write("\r\x1b[K")
         click.echo(f"condor-rlrep: {self.label}: {text}", file=self.stream)
 
     def skip(self, amount: float) -> None:
