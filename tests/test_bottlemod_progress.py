@@ -284,11 +284,26 @@ def test_progress_matches_fine_time_stepping(sc):
     ts = np.arange(0.0, horizon + dt, dt)
     a_mid = alloc(ts + dt / 2)
     limit = pd(ts)
+    breaks = [float(b) for b in q.x]
+
+    def advance(p: float, a: float) -> float:
+        # q is piecewise constant in progress: cross its steps exactly within
+        # a time step, or the reference's own error at a step (one dt at the
+        # old rate) is amplified by the ratio of the q values after it
+        left = dt
+        while left > 0.0 and a > 0.0:
+            qv = q.value(p)
+            nxt_b = next((b for b in breaks if b > p), np.inf)
+            need = (nxt_b - p) * qv / a
+            if need >= left:
+                return p + left * a / qv
+            p, left = nxt_b, left - need
+        return p
+
     p, ref = 0.0, np.empty(ts.size)
     for k in range(ts.size):
         ref[k] = p
-        qv = q.value(p)
-        nxt = p + dt * a_mid[k] / qv if k + 1 < ts.size else p
+        nxt = advance(p, float(a_mid[k])) if k + 1 < ts.size else p
         p = min(nxt, limit[k + 1] if k + 1 < ts.size else limit[k], 100.0)
     got = r.progress(ts)
     # Euler error: a few steps' worth of the fastest rate, plus P_D's jumps
