@@ -181,6 +181,13 @@ def hooks_log(dag: Path) -> list[str]:
     return path.read_text().splitlines() if path.exists() else []
 
 
+def forced_nodes(dag: Path) -> list[str]:
+    """Nodes PRE gave one forced replica (phi' <= 0: not asked of the agent,
+    not in the store; issue 23 item 12): a loaded pool runs late."""
+    found = [re.search(r" PRE (\S+) .*\(forced\)", line) for line in hooks_log(dag)]
+    return [match.group(1) for match in found if match]
+
+
 def write(path: Path, text: str, mode: int = 0o644) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)

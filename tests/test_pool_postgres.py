@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from _pgcluster import PASSWORD, ROLE, Cluster
-from _pool import REPO, Pool, dagman_out, hooks_log, write
+from _pool import REPO, Pool, dagman_out, forced_nodes, hooks_log, write
 from condor_rlrep.store.location import open_store
 
 pytestmark = pytest.mark.pool
@@ -64,9 +64,10 @@ def test_figure1_on_a_postgresql_store_records_every_node_and_keeps_the_password
     with open_store(url) as store:
         rows = store.decisions()
         stats = store.stats()
-    assert sorted(row.context["node"] for row in rows) == list("ABCDEFGH")
+    forced = forced_nodes(dag)  # late on a loaded pool: one replica, not asked of the agent (issue 23 item 12)
+    assert sorted([row.context["node"] for row in rows] + forced) == list("ABCDEFGH")
     assert all(not row.pending and 1 <= row.replicas <= 3 for row in rows)
     assert all(row.outcome["completed"] for row in rows)
-    assert stats.pending == 0 and stats.closed == 8
+    assert stats.pending == 0 and stats.closed == 8 - len(forced)
     assert not (Path(str(dag) + ".rlrep") / "spool").exists() or not os.listdir(Path(str(dag) + ".rlrep") / "spool")
     assert pgpass.stat().st_mode & 0o777 == 0o600
