@@ -26,7 +26,7 @@ import re
 import tomllib
 from typing import Any
 
-__all__ = ["LoadError", "load_json", "load_toml", "json_int"]
+__all__ = ["LoadError", "load_json", "load_toml"]
 
 # Beyond this many digits an integer is certainly not a float-sized value worth keeping exact.
 _INT_DIGITS = 300
@@ -44,8 +44,7 @@ class LoadError(ValueError):
         self.line = line
 
 
-def json_int(text: str) -> int | float:
-    """``parse_int`` for :mod:`json`: a float-sized int, or ±inf for a longer string of digits."""
+def _json_int(text: str) -> int | float:
     if len(text.lstrip("-")) <= _INT_DIGITS:
         return int(text)
     return float(text)  # a string that long: ±inf (no digit limit for floats)
@@ -54,7 +53,7 @@ def json_int(text: str) -> int | float:
 def load_json(text: str) -> Any:
     """Parse JSON text (see the module docstring)."""
     try:
-        return json.loads(text, parse_int=json_int)
+        return json.loads(text, parse_int=_json_int)
     except json.JSONDecodeError as err:
         raise LoadError(f"not valid JSON: {err.msg} (column {err.colno})", err.lineno) from None
     except RecursionError:

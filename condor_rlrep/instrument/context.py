@@ -68,8 +68,9 @@ def _check_tree(context: str, uid: int) -> None:
     def check(path: str, st: os.stat_result) -> None:
         if st.st_uid != uid:
             problems.append(f"{path} belongs to uid {st.st_uid}, not to you (uid {uid})")
-        elif not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
-            problems.append(f"{path} is not a file or folder")
+        elif not (stat.S_ISDIR(st.st_mode) or stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)
+                  or stat.S_ISSOCK(st.st_mode)):  # a socket: a killed reaper's store broker
+            problems.append(f"{path} is not a file, folder or socket (a FIFO or device someone put there)")
 
     check(context, st)
     if not problems:
