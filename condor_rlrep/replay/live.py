@@ -24,6 +24,7 @@ from typing import Any
 
 from condor_rlrep.atomic import write_atomic
 from condor_rlrep.replay.plan import ReplayPlan
+from condor_rlrep.replay.pool import PoolError
 
 __all__ = ["run_live", "Interrupted", "SUBMITTED"]
 
@@ -78,6 +79,8 @@ def run_live(plan: ReplayPlan, dags: list[Path], env: dict[str, str], origin: fl
         try:
             description = htcondor2.Submit.from_dag(dag.name, {"force": True, "batch-name": dag.parent.name})
             cluster = schedd.submit(description).cluster()
+        except Exception as err:  # the bindings' own errors: one line naming the DAG, not a traceback
+            raise PoolError(f"{dag}: submitting it failed: {err}") from err
         finally:
             os.chdir(cwd)
         record["dags"].append({"dag": str(dag), "cluster": int(cluster), "submitted": time.time() - origin,
