@@ -19,13 +19,14 @@ def run(*args):
 def test_instrument_says_what_a_new_agent_store_starts_from(tmp_path):
     out = run("instrument", FIG1, "-o", tmp_path / "a.dag", "--store", tmp_path / "a.sqlite", "--dagman-version", "25.14.0")
     assert out.exit_code == 0, out.output
-    assert "created now" in out.stdout and "greedy choice is 1 replica until rewards arrive" in out.stdout
+    assert "created now" in out.stdout and "nothing learnt yet" in out.stdout
+    assert "runs 1 replica except when it explores (10% of decisions" in out.stdout
     model = run("instrument", FIG1, "-o", tmp_path / "m.dag", "--store", tmp_path / "m.sqlite", "--policy", "model:3",
                 "--dagman-version", "25.14.0")
     assert model.exit_code == 0, model.output
-    assert "prior rate" in model.stdout and "replicates from the first workflow" in model.stdout
+    assert "no runs yet" in model.stdout and "prior eviction rate of 1 per 8 h" in model.stdout
     again = run("instrument", FIG1, "-o", tmp_path / "b.dag", "--store", tmp_path / "a.sqlite", "--dagman-version", "25.14.0")
-    assert "existing" in again.stdout and "starts empty" not in again.stdout
+    assert "existing" in again.stdout and "created now" not in again.stdout
 
 
 def test_agent_show_says_an_empty_store_has_learnt_nothing(tmp_path):
