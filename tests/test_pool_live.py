@@ -114,13 +114,16 @@ def test_figure1_runs_to_the_end_with_every_node_decided_and_recorded_once(pool:
 # -- surplus replicas, per-replica files, evictions and removals ------------
 
 REPLICA_JOB = """#!/bin/sh
-# replica $1 of the node (its ProcId): proc 0 is quick, the others are slow;
-# $3: the file each replica appends to (B runs in place: not A's returned file)
-echo "replica $1 starts" >> "${3:-result.txt}"
-echo "replica $1 says hello"
-echo "replica $1 complains" >&2
-if [ "$1" = 0 ]; then sleep "${2:-2}"; else sleep 90; fi
-echo "replica $1 done"
+# The replica learns its number from its job ad: every replica's $(ProcId) in
+# the description is the plain job's 0 (a replica must see what the plain job
+# saw). Proc 0 is quick, the others are slow; $3: the file each replica appends
+# to (B runs in place: not A's returned file)
+r=$(sed -n 's/^ProcId = //p' "$_CONDOR_JOB_AD")
+echo "replica $r starts" >> "${3:-result.txt}"
+echo "replica $r says hello"
+echo "replica $r complains" >&2
+if [ "$r" = 0 ]; then sleep "${2:-2}"; else sleep 90; fi
+echo "replica $r done"
 """
 
 

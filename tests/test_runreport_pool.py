@@ -23,10 +23,12 @@ from _pool import Pool, write
 pytestmark = pytest.mark.pool
 
 JOB = """#!/bin/sh
-# $1 node, $2 proc
-echo "node $1 replica $2"
+# $1 node; the replica's number from its job ad (its $(ProcId) in the
+# description is the plain job's 0, as every replica must see what it saw)
+r=$(sed -n 's/^ProcId = //p' "$_CONDOR_JOB_AD")
+echo "node $1 replica $r"
 case "$1" in
-  A) if [ "$2" = 0 ]; then sleep 2; else sleep 90; fi ;;
+  A) if [ "$r" = 0 ]; then sleep 2; else sleep 90; fi ;;
   B) sleep 12 ;;
   C) if [ -e fail ]; then echo "C: cannot open input.dat: No such file" >&2; exit 3; fi; sleep 1 ;;
 esac
