@@ -17,6 +17,8 @@ terminate, the others removed, POST's 016) and proc 1 is evicted and
 restarted as often as it takes to bring the log to ``--log-mb``. Usage::
 
     python benchmarks/bench_status.py [--nodes 10000] [--log-mb 100] [--repeat 3]
+
+Issue 28's case is --nodes 5000 --log-mb 50 (goal: cold ≤ ×1.25 of the anchor's CPU, ≤ 100 MB RSS).
 """
 
 from __future__ import annotations
@@ -129,21 +131,28 @@ def make_run(work: Path, nodes: int, log_mb: float, replicas: int) -> Path:
 
 
 CPU: list[float] = []
+RSS: list[float] = []
 
 
 def timed(argv: list[str], env: dict[str, str]) -> tuple[float, str]:
-    """Wall seconds and stdout of one process; its CPU (user + sys) is appended to CPU."""
-    import resource
+    """Wall seconds and stdout of one process; its CPU (user + sys) is appended
+    to CPU and its peak RSS (MB) to RSS.
 
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    t = time.perf_counter()
-    done = subprocess.run(argv, capture_output=True, text=True, env=env, check=False)
-    wall = time.perf_counter() - t
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    CPU.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr}")
-    return wall, done.stdout
+    The RSS comes from GNU time's %M, written to a file of its own: a forked
+    child's own ru_maxrss would count this process's memory from before the exec."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err, \
+            tempfile.NamedTemporaryFile("r") as peak:
+        t = time.perf_counter()
+        proc = subprocess.Popen(["/usr/bin/time", "-o", peak.name, "-f", "%M", *argv], stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t
+        CPU.append(usage.ru_utime + usage.ru_stime)
+        RSS.append(int(peak.read().split()[-1]) / 1024)
+        if os.waitstatus_to_exitcode(status) != 0:
+            err.seek(0)
+            raise SystemExit(f"{' '.join(argv)} exited {os.waitstatus_to_exitcode(status)}: {err.read().decode()}")
+        out.seek(0)
+        return wall, out.read().decode()
 
 
 def main() -> None:
@@ -168,22 +177,27 @@ def main() -> None:
         timed([sys.executable, "-c", "import htcondor2, condor_rlrep.runreport.load"], env)  # warm the page cache
         anchors, colds, warms = [], [], []
         cpu: dict[str, list[float]] = {"anchor": [], "cold": [], "warm": []}
+        rss: dict[str, list[float]] = {"anchor": [], "cold": [], "warm": []}
         events = nodes_seen = None
         for _ in range(args.repeat):
             wall, out = timed(anchor, env)
             anchors.append(wall)
             cpu["anchor"].append(CPU[-1])
+            rss["anchor"].append(RSS[-1])
             events = int(out)
             shutil.rmtree(work / "cache", ignore_errors=True)
             wall, out = timed(ours, env)
             colds.append(wall)
             cpu["cold"].append(CPU[-1])
+            rss["cold"].append(RSS[-1])
             nodes_seen = len(json.loads(out)["nodes"])
             wall, out = timed(ours, env)
             warms.append(wall)
             cpu["warm"].append(CPU[-1])
+            rss["warm"].append(RSS[-1])
         a, c, w = statistics.median(anchors), statistics.median(colds), statistics.median(warms)
         ca, cc, cw = (statistics.median(cpu[k]) for k in ("anchor", "cold", "warm"))
+        ra, rc, rw = (statistics.median(rss[k]) for k in ("anchor", "cold", "warm"))
         print(f"DAG {args.nodes} nodes ({nodes_seen} in the status), node log {log.stat().st_size / 1e6:.1f} MB, "
               f"{events} events; set-up {setup:.1f} s; load average {os.getloadavg()[0]:.2f} "
               f"on {os.cpu_count()} CPUs; median of {args.repeat}")
@@ -192,6 +206,7 @@ def main() -> None:
         print(f"status, cold (first call, no checkpoint)  {c:6.2f} s   x{c / a:.2f} of anchor   {cc:6.2f} s   x{cc / ca:.2f}")
         print(f"status, warm (checkpoint, log unchanged)  {w:6.2f} s   x{w / a:.2f} of anchor   {cw:6.2f} s   x{cw / ca:.2f}"
               "   (target 2 s)")
+        print(f"peak RSS: anchor {ra:.0f} MB, status cold {rc:.0f} MB, warm {rw:.0f} MB")
         print(f"load average after: {os.getloadavg()[0]:.2f}")
     finally:
         if args.keep:

@@ -4,6 +4,7 @@ and the condor backend's DAG run node by node as a pool would run it."""
 from __future__ import annotations
 
 import json
+import re
 import shlex
 import signal
 import subprocess
@@ -71,6 +72,21 @@ def test_local_sweep_writes_every_run_and_a_report(tmp_path, experiment_file):
     assert (out / "report.html").exists() and (out / "figures" / "figure1-fig2b.png").exists()
     again = _sweep([str(experiment_file), "--out", str(out)])
     assert "0 ran (0 simulations), 6 already finished" in again.stdout
+
+
+def test_verbose_sweep_prints_each_phase_time(tmp_path, experiment_file):
+    proc = subprocess.run([CLI, "-v", "sweep", str(experiment_file), "--out", str(tmp_path / "out")],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr
+    phases = re.findall(r"^condor-rlrep: info: sweep phase: (.+) in ([0-9.]+) s \(CPU ([0-9.]+) s\)$",
+                        proc.stderr, re.M)
+    assert [name for name, _, _ in phases] == ["experiment loaded", "trace ready", "6 runs (4 simulations) done",
+                                               "report rendered"], proc.stderr
+    # the simulations ran in this process (--jobs 1): their CPU is counted
+    assert float(phases[2][2]) > 0.05
+    quiet = subprocess.run([CLI, "sweep", str(experiment_file), "--out", str(tmp_path / "again")],
+                           capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert quiet.returncode == 0 and "sweep phase" not in quiet.stderr
 
 
 def test_killed_sweep_resumes_without_redoing_finished_runs(tmp_path, experiment_file):

@@ -62,10 +62,10 @@ def recenter(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
     """
     m = at.size
     out = np.zeros((k + 1, m))
-    idx = np.searchsorted(f.x, at, side="right") - 1
+    idx = f.x.searchsorted(at, side="right") - 1
     inside = (idx >= 0) & (idx < f.n)
     out[0] = np.where(idx < 0, f.left, f.end)
-    if f.n and np.any(inside):
+    if f.n and inside.any():
         i = idx[inside]
         h = at[inside] - f.x[i]
         d = f.degree
@@ -116,7 +116,7 @@ def minimum(fs: Sequence[Piecewise]) -> tuple[Fields, np.ndarray]:
     # Split every merged interval at the crossings of any two functions.
     cuts: list[np.ndarray] = [grid]
     if grid.size > 1:
-        h = np.diff(grid)
+        h = grid[1:] - grid[:-1]
         cs = [recenter(f, grid[:-1], k) for f in fs]
         for a in range(len(fs)):
             for b in range(a + 1, len(fs)):
@@ -126,7 +126,7 @@ def minimum(fs: Sequence[Piecewise]) -> tuple[Fields, np.ndarray]:
     vals = np.array([recenter(f, grid, k) for f in fs])  # (F, k+1, m)
     if grid.size > 1:
         # Decide the argmin at each sub-interval's midpoint (no crossing inside).
-        mid = 0.5 * np.diff(grid)
+        mid = 0.5 * (grid[1:] - grid[:-1])
         mv = np.zeros((len(fs), grid.size - 1))
         for j in range(k, -1, -1):
             mv = mv * mid + vals[:, j, :-1]
@@ -146,7 +146,7 @@ def _interior_roots(asc: np.ndarray, x0: np.ndarray, h: np.ndarray) -> np.ndarra
     if k == 0:
         return np.empty(0)
     out: list[np.ndarray] = []
-    if k == 1 or not np.any(asc[2:]):
+    if k == 1 or not asc[2:].any():
         a0, a1 = asc[0], asc[1]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             r = -a0 / a1
@@ -171,13 +171,13 @@ def compose(outer: Piecewise, inner: Piecewise) -> Fields:
         return inner.x, np.zeros((1, 0)), outer.value(inner.left), outer.value(inner.end)
     # Times at which inner reaches each of outer's breakpoints, piece by piece.
     start, stop = inner.piece_values()
-    h = np.diff(inner.x)
+    h = inner.x[1:] - inner.x[:-1]
     ob = outer.x
     extra: list[float] = []
     if inner.is_linear:
         # Vectorised: breakpoint values strictly inside each piece's value range.
-        lo_i = np.searchsorted(ob, start, side="right")
-        hi_i = np.searchsorted(ob, stop, side="left")
+        lo_i = ob.searchsorted(start, side="right")
+        hi_i = ob.searchsorted(stop, side="left")
         cnt = np.maximum(hi_i - lo_i, 0)
         if cnt.sum():
             piece = np.repeat(np.arange(inner.n), cnt)
@@ -188,8 +188,8 @@ def compose(outer: Piecewise, inner: Piecewise) -> Fields:
             extra = extra_arr.tolist()
     else:
         for i in range(inner.n):
-            a = int(np.searchsorted(ob, start[i], side="right"))
-            b = int(np.searchsorted(ob, stop[i], side="left"))
+            a = int(ob.searchsorted(start[i], side="right"))
+            b = int(ob.searchsorted(stop[i], side="left"))
             for j in range(a, b):
                 coefs = list(inner.c[::-1, i])
                 coefs[0] -= ob[j]
@@ -203,15 +203,15 @@ def compose(outer: Piecewise, inner: Piecewise) -> Fields:
     # is flat there, and then right-continuity picks the right piece.  (Using
     # the start value would misplace sub-pieces whose computed start lands a
     # rounding error below the breakpoint.)
-    hm = 0.5 * np.diff(grid)
+    hm = 0.5 * (grid[1:] - grid[:-1])
     um = np.zeros(grid.size - 1)
     for j in range(ki, -1, -1):
         um = um * hm + ia[j]
-    oi = np.searchsorted(ob, um, side="right") - 1
+    oi = ob.searchsorted(um, side="right") - 1
     asc = np.zeros((k + 1, grid.size))
     inside = (oi >= 0) & (oi < outer.n)
     asc[0, :-1] = np.where(oi < 0, outer.left, outer.end)
-    if np.any(inside):
+    if inside.any():
         sel = np.flatnonzero(inside)
         oc = outer.c[::-1, :][:, oi[sel]]  # outer ascending coefs
         # local inner value relative to outer breakpoint: u(s) = ia(s) - ob[oi]
@@ -230,7 +230,7 @@ def compose(outer: Piecewise, inner: Piecewise) -> Fields:
 def _polymul_trunc(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:
     out = np.zeros((k + 1, a.shape[1]))
     for i in range(a.shape[0]):
-        if not np.any(a[i]):
+        if not a[i].any():
             continue
         for j in range(b.shape[0]):
             if i + j <= k:

@@ -64,16 +64,16 @@ class PFunc:
             raise ValueError("x must be a 1-D array with at least one breakpoint")
         if c.ndim != 2 or c.shape[1] != x.size - 1:
             raise ValueError(f"c must have shape (degree + 1, {x.size - 1}), got {c.shape}")
-        if not np.all(np.isfinite(x)) or not np.all(np.isfinite(c)):
+        if not np.isfinite(x).all() or not np.isfinite(c).all():
             raise ValueError("breakpoints and coefficients must be finite")
-        if np.any(np.diff(x) <= 0):
+        if ((x[1:] - x[:-1]) <= 0).any():
             raise ValueError("breakpoints must be strictly increasing")
         self.x, self.c = x, c
         n = x.size - 1
         if n:
             with np.errstate(over="ignore", invalid="ignore"):
                 start, stop = self.piece_values()
-            if not (np.all(np.isfinite(start)) and np.all(np.isfinite(stop))):
+            if not (np.isfinite(start).all() and np.isfinite(stop).all()):
                 raise ValueError("the pieces' values overflow a float: rescale the units")
         self.left = float(left) if left is not None else (float(c[-1, 0]) if n else 0.0)
         self.end = float(end) if end is not None else (_piece_end_value(c, x, n - 1) if n else self.left)
@@ -102,10 +102,10 @@ class PFunc:
         point on it equals the last ``y``.
         """
         xs, ys = _paired(xs, ys, "points", "y")
-        if np.any(np.diff(xs) < 0):
+        if ((xs[1:] - xs[:-1]) < 0).any():
             raise ValueError("point x values must be non-decreasing")
         # Pieces are the spans between consecutive points with distinct x.
-        span = np.flatnonzero(np.diff(xs) > 0)
+        span = np.flatnonzero((xs[1:] - xs[:-1]) > 0)
         if span.size == 0:
             return cls._fast(np.array([xs[0]]), np.zeros((1, 0)), ys[0], ys[-1])
         x0, x1 = xs[span], xs[span + 1]
@@ -114,7 +114,7 @@ class PFunc:
         # Consecutive spans share breakpoints unless a jump sits between them.
         with np.errstate(over="ignore", invalid="ignore"):
             slope = (y1 - y0) / (x1 - x0)
-        if not np.all(np.isfinite(slope)):
+        if not np.isfinite(slope).all():
             k = int(np.flatnonzero(~np.isfinite(slope))[0])
             raise ValueError(
                 f"the slope from point ({x0[k]:g}, {y0[k]:g}) to ({x1[k]:g}, {y1[k]:g}) is too steep "
@@ -128,7 +128,7 @@ class PFunc:
         """Piecewise-constant: ``values[i]`` on ``[xs[i], xs[i+1])``, the last
         value from ``xs[-1]`` on, and ``values[0]`` before ``xs[0]``."""
         xs, vs = _paired(xs, values, "steps", "value")
-        if np.any(np.diff(xs) <= 0):
+        if ((xs[1:] - xs[:-1]) <= 0).any():
             raise ValueError("step x values must be strictly increasing")
         return cls._fast(xs, vs[:-1].reshape(1, -1), vs[0], vs[-1])
 
@@ -169,10 +169,10 @@ class PFunc:
             return self.value(float(t))
         t = np.asarray(t, dtype=float)
         n = self.n
-        idx = np.searchsorted(self.x, t, side="right") - 1
+        idx = self.x.searchsorted(t, side="right") - 1
         inside = (idx >= 0) & (idx < n)
         out = np.where(idx < 0, self.left, self.end).astype(float)
-        if n and np.any(inside):
+        if n and inside.any():
             i = idx[inside]
             s = t[inside] - self.x[i]
             acc = self.c[0, i].copy()
@@ -207,7 +207,7 @@ class PFunc:
 
     def piece_values(self) -> tuple[np.ndarray, np.ndarray]:
         """Value at the start and left limit at the end of every piece."""
-        h = np.diff(self.x)
+        h = self.x[1:] - self.x[:-1]
         start = self.c[-1].copy()
         stop = self.c[0].copy()
         for m in range(1, self.c.shape[0]):
@@ -230,15 +230,15 @@ class PFunc:
             return self.end >= self.left - tol
         start, stop = self.piece_values()
         seq_ok = (start[0] >= self.left - tol and self.end >= stop[-1] - tol
-                  and bool(np.all(start[1:] >= stop[:-1] - tol)))
+                  and bool((start[1:] >= stop[:-1] - tol).all()))
         if not seq_ok:
             return False
         if self.is_linear:
-            return bool(np.all(stop >= start - tol))
+            return bool((stop >= start - tol).all())
         # A piece is monotone iff its derivative has no sign change to negative
         # inside; check the derivative at both ends and at its interior roots.
         d = self.derivative()
-        h = np.diff(self.x)
+        h = self.x[1:] - self.x[:-1]
         for i in range(self.n):
             pts = [0.0, h[i]] + [r for r in roots_desc(d.c[:, i]) if 0.0 < r < h[i]]
             mid = [0.5 * (a + b) for a, b in zip(sorted(pts)[:-1], sorted(pts)[1:])]
@@ -254,11 +254,11 @@ class PFunc:
         if self.n == 0:
             return True
         start, stop = self.piece_values()
-        if np.any(start < -tol) or np.any(stop < -tol):
+        if (start < -tol).any() or (stop < -tol).any():
             return False
         if self.is_linear:
             return True
-        h = np.diff(self.x)
+        h = self.x[1:] - self.x[:-1]
         d = self.derivative()
         for i in range(self.n):
             for r in roots_desc(d.c[:, i]):
@@ -267,7 +267,7 @@ class PFunc:
         return True
 
     def is_piecewise_constant(self) -> bool:
-        return self.n == 0 or bool(np.all(self.c[:-1] == 0.0))
+        return self.n == 0 or bool((self.c[:-1] == 0.0).all())
 
     # -------------------------------------------------------------- operations
     def derivative(self) -> PFunc:
@@ -403,7 +403,7 @@ class PFunc:
         out: list[float] = []
         tol = REL_TOL * self.scale()
         prev = self.left
-        h = np.diff(self.x)
+        h = self.x[1:] - self.x[:-1]
         for i in range(self.n):
             v0 = poly_at(self.c[:, i], 0.0)
             if (prev < -tol and v0 > tol) or (prev > tol and v0 < -tol):
@@ -427,7 +427,7 @@ def _paired(xs: Sequence[float], ys: Sequence[float], what: str, second: str) ->
     ys = np.asarray(ys, dtype=float)
     if xs.ndim != 1 or xs.shape != ys.shape or xs.size == 0:
         raise ValueError(f"{what} need matching, non-empty x and {second} lists")
-    if not (np.all(np.isfinite(xs)) and np.all(np.isfinite(ys))):
+    if not (np.isfinite(xs).all() and np.isfinite(ys).all()):
         raise ValueError(f"{what} must be finite numbers")
     return xs, ys
 

@@ -30,11 +30,14 @@ def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_repo
     that fans the runs out over an HTCondor pool instead.
     """
     from condor_rlrep.sweep.experiment import experiment_path, load_experiment
+    from condor_rlrep.sweep.local import PhaseClock
     from condor_rlrep.sweep.store import SweepDir
 
+    clock = PhaseClock()
     definition = load_experiment(experiment)
     if quick:
         definition = definition.as_quick()
+    clock.lap("experiment loaded")
     out = SweepDir(out_dir or Path("results") / (definition.name + ("-quick" if quick else "")))
     if backend == "condor":
         from condor_rlrep.sweep.condor import describe_submit, write_condor_sweep
@@ -80,7 +83,9 @@ def sweep(experiment, quick, jobs, backend, out_dir, only, prepare_only, no_repo
     if not only and not no_report:
         from condor_rlrep.sweepreport.render import render_report
 
+        clock = PhaseClock()  # from here: the runs' phases were timed by run_local
         report_path = render_report(out.root)
+        clock.lap("report rendered")
     if as_json:
         emit_json({**_fields(summary), "results": str(out.root), **_report_files(report_path)})
         return

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import os
 import re
+import sys
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
@@ -170,7 +171,8 @@ def host_of_execute(event: Any) -> str | None:
     slot = event.get("SlotName")
     if slot:
         slot = str(slot)
-        return slot.rsplit("@", 1)[1] if "@" in slot else slot
+        # interned: a big log names the same few hosts in 100,000 executes
+        return sys.intern(slot.rsplit("@", 1)[1]) if "@" in slot else slot
     sinful = event.get("ExecuteHost")
     if not sinful:
         return None
@@ -191,6 +193,9 @@ def event_time(event: Any) -> float:
     """
     from datetime import datetime, timezone
 
+    epoch = getattr(event, "epoch", None)
+    if epoch is not None:  # a compact record that holds the converted time already
+        return epoch
     iso = event.get("EventTime")
     if not iso:
         return float(event.timestamp)

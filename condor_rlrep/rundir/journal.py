@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -154,6 +155,15 @@ class JournalReader:
         return reader
 
 
+def _shared(record: dict[str, Any]) -> dict[str, Any]:
+    """The record with its keys and short text values interned: ``json``
+    makes each line's strings anew, and a 10,000-node run's journal repeats
+    the same twenty keys and run ids in every one of its 20,000 lines."""
+    intern = sys.intern
+    return {intern(key): intern(value) if type(value) is str and len(value) <= 64 else value
+            for key, value in record.items()}
+
+
 def _parse(data: bytes) -> tuple[list[dict[str, Any]], int]:
     records: list[dict[str, Any]] = []
     skipped = 0
@@ -167,7 +177,7 @@ def _parse(data: bytes) -> tuple[list[dict[str, Any]], int]:
             skipped += 1
             continue
         if isinstance(record, dict) and record.get("v") == JOURNAL_VERSION and isinstance(record.get("node"), str):
-            records.append(record)
+            records.append(_shared(record))
         else:
             skipped += 1
     return records, skipped

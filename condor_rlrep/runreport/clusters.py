@@ -114,13 +114,15 @@ def opt_float(value: Any) -> float | None:
 class _Event:
     """What :func:`rebuild_cluster` reads of an event, from a compact record."""
 
-    __slots__ = ("type", "cluster", "proc", "timestamp", "_value")
+    __slots__ = ("type", "cluster", "proc", "timestamp", "epoch", "_value")
 
     def __init__(self, kind: int, cluster: int, proc: int, at: float, value: Any):
         self.type = kind
         self.cluster = cluster
         self.proc = proc
         self.timestamp = at
+        self.epoch = at
+        """What :func:`event_time` returns for it, without reading keys."""
         self._value = value
 
     def get(self, key: str, default: Any = None) -> Any:

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import logging
 import multiprocessing
+import resource
 import signal
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -84,7 +86,9 @@ def run_local(
     ``on_plan`` hears how much work there is before any starts. A folder of another trace is refused before anything is written
     (:func:`~condor_rlrep.sweep.execute.open_sweep`).
     """
+    clock = PhaseClock()
     trace_dir, identity = open_sweep(experiment, out)
+    clock.lap("trace ready")
     specs = [s for s in experiment.runs() if only is None or s.run_id in only]
     todo = [s for s in specs if not out.is_done(s)]
     skipped = len(specs) - len(todo)
@@ -112,7 +116,29 @@ def run_local(
             _run_pool(groups, trace_dir, jobs, finish)
     except KeyboardInterrupt:
         raise SweepInterrupted(finished[0], len(specs), out.root) from None
+    clock.lap(f"{len(todo)} runs ({len(groups)} simulations) done")
     return SweepSummary(len(specs), skipped, len(todo), len(groups))
+
+
+class PhaseClock:
+    """Wall and CPU time of a sweep's phases, logged at INFO (``-v``) as each ends.
+
+    CPU counts this process and the worker processes it has waited for
+    (a pool's workers are reaped when it closes), so a ``--jobs`` sweep's
+    simulations show their whole cost."""
+
+    def __init__(self) -> None:
+        self._wall, self._cpu = time.perf_counter(), self.cpu()
+
+    @staticmethod
+    def cpu() -> float:
+        children = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return time.process_time() + children.ru_utime + children.ru_stime
+
+    def lap(self, what: str) -> None:
+        wall, cpu = time.perf_counter(), self.cpu()
+        log.info("sweep phase: %s in %.2f s (CPU %.2f s)", what, wall - self._wall, cpu - self._cpu)
+        self._wall, self._cpu = wall, cpu
 
 
 def _run_pool(groups: list[RunGroup], trace_dir: Path, jobs: int,
