@@ -116,11 +116,7 @@ def load_power_table(path: str | os.PathLike[str]) -> dict[str, Any]:
     (or the same inside a ``[power]`` table), as :class:`InstrumentOptions`
     fields."""
     spath = os.fspath(path)
-    try:
-        with open(spath, "rb") as handle:
-            raw = handle.read()
-    except OSError as err:
-        raise InputError(f"cannot read power table: {err.strerror or err}", path=spath) from err
+    raw = _read_file(spath, "power table")
     from condor_rlrep.safeload import LoadError, load_json, load_toml
 
     try:
@@ -144,6 +140,14 @@ def load_power_table(path: str | os.PathLike[str]) -> dict[str, Any]:
     return out
 
 
+def _read_file(spath: str, what: str) -> bytes:
+    try:
+        with open(spath, "rb") as handle:
+            return handle.read()
+    except OSError as err:
+        raise InputError(f"cannot read {what}: {err.strerror or err}", path=spath) from err
+
+
 def _watts(value: Any, key: str) -> float:
     import math
 
@@ -156,11 +160,7 @@ def load_instrument_config(path: str | os.PathLike[str]) -> dict[str, Any]:
     """Options from a TOML or JSON file (keys as :class:`InstrumentOptions`;
     a ``[power]`` table with ``default_watts`` and ``hosts``)."""
     spath = os.fspath(path)
-    try:
-        with open(spath, "rb") as handle:
-            raw = handle.read()
-    except OSError as err:
-        raise InputError(f"cannot read config: {err.strerror or err}", path=spath) from err
+    raw = _read_file(spath, "config")
     try:
         if spath.endswith(".json"):
             data = json.loads(raw)
