@@ -144,50 +144,28 @@ def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sle
 class _AcceptedNodes:
     """Nodes whose POST exited 0 for one of their clusters in this DAGMan's
     node log (the journal's POST records; an earlier DAGMan's clusters are
-    gone from the log it truncated), the journal read incrementally: a poll
-    whose journal has not grown costs one ``stat``."""
+    gone from the log it truncated), the journal read incrementally by
+    :class:`~condor_rlrep.rundir.journal.JournalReader`."""
 
     def __init__(self, context: str):
-        from condor_rlrep.rundir.journal import JOURNAL_FILE
+        from condor_rlrep.rundir.journal import JournalReader
 
-        self.path = os.path.join(context, JOURNAL_FILE)
+        self._journal = JournalReader(context)
         self.posts: set[tuple[int, str]] = set()
         """(cluster, node) of every POST that exited 0."""
-        self._offset = 0
-        self._size = -1
 
     def update(self, clusters: dict[int, str]) -> set[str]:
         """The accepted nodes among ``clusters`` (cluster → node, this log's)."""
-        self._read()
-        return {node for cluster, node in self.posts if clusters.get(cluster) == node}
-
-    def _read(self) -> None:
-        import json
-
         try:
-            size = os.stat(self.path).st_size
-            if size == self._size:
-                return
-            if size < self._offset:
-                self._offset = 0
-            with open(self.path, "rb") as handle:
-                handle.seek(self._offset)
-                data = handle.read()
+            self._journal.update()
         except OSError:
-            return
-        end = data.rfind(b"\n") + 1  # a line being appended is read next time
-        self._offset += end
-        self._size = self._offset
-        for raw in data[:end].splitlines():
-            if b'"POST"' not in raw:
-                continue
-            try:
-                record = json.loads(raw)
-            except ValueError:
-                continue
-            if (isinstance(record, dict) and record.get("hook") == "POST" and record.get("exit") == 0
-                    and isinstance(record.get("cluster"), int) and isinstance(record.get("node"), str)):
+            pass  # unreadable now: the next poll tries again
+        for record in self._journal.records:
+            if (record.get("hook") == "POST" and record.get("exit") == 0
+                    and isinstance(record.get("cluster"), int)):
                 self.posts.add((record["cluster"], record["node"]))
+        self._journal.records.clear()  # read once: only what is appended next is new
+        return {node for cluster, node in self.posts if clusters.get(cluster) == node}
 
 
 def _start_broker(context: str | None, settings: Any, hooklog: HookLog) -> Any:
