@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from typing import Any
 
 import click
@@ -13,6 +13,7 @@ from condor_rlrep.cli.options import (
     criticality_option, default_estimate_option, emit_json, json_option, max_replicas_option, out_option, phi_option,
     warn,
 )
+from condor_rlrep.instrument.agentstore import DEFAULT_POLICY_HELP
 from condor_rlrep.instrument import (
     InstrumentOptions, instrument as instrument_dag, load_instrument_config, load_power_table, parse_version,
 )
@@ -27,8 +28,9 @@ from condor_rlrep.instrument import (
 @click.option("--estimates", type=click.Path(exists=True, dir_okay=False), default=None, help="Sidecar file of per-node estimates: seconds, or bottlemod:MODEL.toml[#task].")
 @default_estimate_option()
 @max_replicas_option(None, f"At most R replicas per node.  [default: {DEFAULT_MAX_REPLICAS}; K for fixed:K; R for rl:R and model:R]")
-@click.option("--policy", default="agent", show_default=True, metavar="POLICY",
-              help="agent (the store's strategy), epsilon-greedy | ucb1 | thompson (for a new store), "
+@click.option("--policy", default=None, metavar="POLICY",
+              help="[default: " + DEFAULT_POLICY_HELP + "] "
+                   "agent (the store's strategy), epsilon-greedy | ucb1 | thompson (for a new store), "
                    "rl:R | rl-ucb1:R | rl-thompson:R (as in simulate), single or fixed:K; idle-POLICY (e.g. "
                    "idle-fixed:2, idle-agent) ranks machines by KeyboardIdle; model:R[,target=T,hi=H] "
                    "(the survival model kept in the store). The simulator's oracle:R and react:R are refused.")
@@ -84,6 +86,8 @@ def instrument(ctx: click.Context, dag: str, out: str, config_file: str | None, 
     if no_tolerance:
         values["tolerance"] = "config"
     result = instrument_dag(dag, out, InstrumentOptions(**values))
+    if settings["policy"].source == "default":  # what the default chose (agentstore.default_policy)
+        settings["policy"] = replace(settings["policy"], value=result.policy)
     if as_json:
         document = {**asdict(result), "submit": f"condor_submit_dag {result.dag}",
                     "settings": {name: {"value": _shown(setting), "source": setting.source}
@@ -113,6 +117,7 @@ def instrument(ctx: click.Context, dag: str, out: str, config_file: str | None, 
         click.echo(f"  agent store: {result.store} {result.store_note}")
     click.echo("  settings (flag > environment > config file > HTCondor config > default): " + "; ".join(
         f"{name.replace('_', ' ')}{'' if name == 'store' else ' ' + _shown(setting)} from {setting.source}"
+        + (f" ({result.policy_note})" if name == "policy" and result.policy_note else "")
         for name, setting in settings.items()))
     if result.config:
         click.echo(f"  CONFIG {result.config}")
@@ -152,7 +157,7 @@ def _settings(ctx: click.Context, given: dict[str, Any], power_table: str | None
 
     policy_flag = given["policy"] if ctx.get_parameter_source("policy") != ParameterSource.DEFAULT else None
     flags = {"store": given["store"], "policy": policy_flag, "power_table": power_table}
-    defaults = {"store": None, "policy": "agent", "power_table": None}
+    defaults = {"store": None, "policy": None, "power_table": None}  # policy None: instrument's default
     return {name: resolve_setting(name, flags[name], user_config=config, user_config_name=config_name,
                                   default=defaults[name])
             for name in ("store", "policy", "power_table")}

@@ -11,11 +11,11 @@ PRE finds everything in place.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from condor_rlrep.dag.model import Node, Workflow
 from condor_rlrep.errors import InputError
-from condor_rlrep.instrument.agentstore import prepare_store
+from condor_rlrep.instrument.agentstore import default_policy, prepare_store
 from condor_rlrep.instrument.context import writing
 from condor_rlrep.instrument.checks import (
     DAGID_SINCE, check_estimates, choose_tolerance, dagman_version, has_blank, refuse_blanks, refuse_instrumented,
@@ -78,6 +78,10 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     with open(src, "rb") as handle:
         if detect_format(handle.read(4096), src) != "dag":
             raise InputError("not a DAGMan DAG file; turn it into one with `condor-rlrep export` first", path=src)
+    policy_note = ""
+    if opts.policy is None:  # the default, which depends on what the store has learnt
+        policy, policy_note = default_policy(opts)
+        opts = replace(opts, policy=policy)
     opts, spec = checked_options(opts)
     fixed = spec.fixed_replicas
     version, version_known, dagman_note = dagman_version(opts)
@@ -152,7 +156,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     return InstrumentResult(dst, context, tally.replicated, tally.passed, store_path, config_path, hooks,
                             store_created=store_created, store_note=store_note, warnings=warnings,
                             dagman_note=dagman_note, without_pre=tally.without_pre, without_post=tally.without_post,
-                            pre_kept=tally.kept_pre)
+                            pre_kept=tally.kept_pre, policy=str(opts.policy), policy_note=policy_note)
 
 
 def _instrument_node(workflow: Workflow, node: Node, src_dir: str, wiring: _Wiring, tally: _Tally) -> None:

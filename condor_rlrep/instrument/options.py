@@ -25,6 +25,7 @@ __all__ = [
     "InstrumentOptions",
     "InstrumentResult",
     "checked_options",
+    "check_max_replicas",
     "load_instrument_config",
     "load_power_table",
     "parse_version",
@@ -53,8 +54,12 @@ class InstrumentOptions:
     max_replicas: int | None = None
     """At most this many replicas a node; None: K for ``fixed:K``, else
     :data:`LIVE_MAX_REPLICAS`."""
-    policy: str = "agent"
-    """``agent`` (the store's strategy), a strategy name for a new store
+    policy: str | None = None
+    """None: the default (:func:`condor_rlrep.instrument.agentstore.default_policy`):
+    ``agent`` when the store's bandit has learnt something (``train``, or
+    runs under ``agent``), else ``model:R`` (R: ``max_replicas``, else
+    :data:`LIVE_MAX_REPLICAS`), the policy measured best on a fresh store
+    (sim/results/default-policy). Given: ``agent`` (the store's strategy), a strategy name for a new store
     (``epsilon-greedy``, ``ucb1``, ``thompson``), the simulator's
     ``rl[-STRATEGY]:R`` (that strategy, at most R replicas), ``single`` or
     ``fixed:K``; ``idle-`` before any of them ranks the replicas' machines
@@ -108,6 +113,10 @@ class InstrumentResult:
     """Of those, the nodes with no POST hook (one replica)."""
     pre_kept: dict[str, str] = field(default_factory=dict)
     """Nodes of a fixed policy that still run PRE, and why."""
+    policy: str = ""
+    """The policy the run uses: the one asked for, or the default's choice."""
+    policy_note: str = ""
+    """Why the default chose :attr:`policy`; empty when one was asked for."""
 
 
 def load_power_table(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -208,16 +217,23 @@ def checked_options(opts: InstrumentOptions) -> tuple[InstrumentOptions, PolicyS
         raise InputError(f"the contingency phi must be a finite number > -1, got {opts.phi!r}")
     if opts.max_replicas is None:
         opts = replace(opts, max_replicas=spec.fixed_replicas or LIVE_MAX_REPLICAS)
-    if not 1 <= opts.max_replicas <= 100:
-        raise InputError(f"--max-replicas must be within 1..100 (TOLERANCE 99% covers a <= 100), got {opts.max_replicas}")
+    check_max_replicas(opts.max_replicas)
     if opts.criticality not in ("balanced", "current"):
         raise InputError(f"criticality must be 'balanced' or 'current', got {opts.criticality!r}")
     return opts, spec
 
 
+def check_max_replicas(count: int) -> None:
+    """Refuses a replica cap the hooks could not run with."""
+    if not 1 <= count <= 100:
+        raise InputError(f"--max-replicas must be within 1..100 (TOLERANCE 99% covers a <= 100), got {count}")
+
+
 def _live_policy(opts: InstrumentOptions) -> PolicySpec:
     """``--policy`` as a live spec (:func:`condor_rlrep.policyspec.live_spec`);
     the R of ``rl:R`` must agree with an explicit ``--max-replicas``."""
+    if opts.policy is None:
+        raise InputError("no policy: instrument() fills in the default (agentstore.default_policy) first")
     spec = live_spec(opts.policy)
     if spec.kind == "model":  # its target and hi checked as the PRE hook will read them
         from condor_rlrep.survival.model import model_spec_of
