@@ -203,5 +203,5 @@ def test_instrumenting_again_over_a_fixed_copy_leaves_post_no_stale_state(tmp_pa
     result = instrument(dag, out, InstrumentOptions(policy="fixed:2"))
     assert Path(node_fixed_state_path(result.context, "A")).exists()
     # the same output, now for the agent: a PRE that fails open must not let POST judge by fixed:2's state
-    instrument(dag, out, InstrumentOptions(store=str(tmp_path / "s.sqlite")))
+    instrument(dag, out, InstrumentOptions(store=str(tmp_path / "s.sqlite"), policy="agent"))
     assert not list((Path(result.context) / "nodes").glob("*.fixed.json"))

@@ -157,7 +157,7 @@ def test_figure1_end_to_end(figure1_copy: Path, tmp_path: Path, policy: str, run
 def test_post_rerun_is_idempotent(figure1_copy: Path, tmp_path: Path) -> None:
     out = tmp_path / "run" / "f.dag"
     store = tmp_path / "agent.sqlite"
-    instrument(figure1_copy, out, InstrumentOptions(store=str(store)))
+    instrument(figure1_copy, out, InstrumentOptions(store=str(store), policy="agent"))
     assert call_script(out, "A", "PRE", pre_macros()).returncode == 0
     replicas = _replicas(read_dag(out).nodes["A"].submit)
     pool = Pool(Path(str(out) + ".nodes.log"))

@@ -37,7 +37,7 @@ def test_warm_hooks_import_no_heavy_modules(tmp_path: Path) -> None:
     # no exploration: a fresh store's greedy choice is one replica (with the
     # live epsilon the agent sometimes explores 2, and then needs the parser)
     create_store(str(tmp_path / "s.sqlite"), AgentConfig(max_replicas=3, epsilon_high=0.0, epsilon_low=0.0)).close()
-    instrument(FIGURE1, out, InstrumentOptions(store=str(tmp_path / "s.sqlite")))  # builds the cache
+    instrument(FIGURE1, out, InstrumentOptions(store=str(tmp_path / "s.sqlite"), policy="agent"))  # builds the cache
     argv, cwd = script_argv(out, "A", "PRE")
     pre_modules = _imported(substitute(argv, {"$JOB": "A", **pre_macros()}), cwd)
     assert "condor_rlrep.store.sqlite" in pre_modules and "condor_rlrep.criticality" in pre_modules

@@ -29,7 +29,7 @@ def test_server_down_mid_run_fails_open_and_the_spool_reaches_the_same_store(tmp
     url = pg_cluster.create_database("rlrep_hooks_down")
     dag = figure1(tmp_path)
     out = tmp_path / "run" / "f.dag"
-    instrument(dag, out, InstrumentOptions(store=url, phi=1.0))
+    instrument(dag, out, InstrumentOptions(store=url, phi=1.0, policy="agent"))
     assert pre(out, "A", T0) == 0
     replicas = _ran(out, "A", 11, T0 + 1)
     pg_cluster.stop()
@@ -109,7 +109,7 @@ def test_outcomes_spooled_while_the_server_stays_down_are_reported_and_flushed_l
     url = pg_cluster.create_database("rlrep_hooks_down_at_end")
     dag = figure1(tmp_path)
     out = tmp_path / "run" / "f.dag"
-    instrument(dag, out, InstrumentOptions(store=url, phi=1.0))
+    instrument(dag, out, InstrumentOptions(store=url, phi=1.0, policy="agent"))
     assert pre(out, "A", T0) == 0 and pre(out, "B", T0) == 0
     replicas = {"A": _ran(out, "A", 11, T0 + 1), "B": _ran(out, "B", 12, T0 + 1)}
     pg_cluster.stop()

@@ -41,7 +41,8 @@ def test_item13_a_new_agent_store_says_it_runs_one_replica_but_when_exploring(tm
     greedy choice is 1 replica (untried counts tie; ties go to fewer)."""
     _user_dag(tmp_path)
     store = tmp_path / "new.sqlite"
-    done = rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--store", str(store), cwd=tmp_path)
+    done = rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--store", str(store), "--policy", "agent",
+                 cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     line = next(line for line in done.stdout.splitlines() if "agent store" in line)
     assert "epsilon 0.1 then 0.05" in line and "untried counts tie" in line and "runs 1 replica" in line, line

@@ -63,14 +63,14 @@ def test_instrument_resolves_the_store_once_and_writes_it_into_the_run(tmp_path:
     dag = figure1(tmp_path)
     monkeypatch.chdir(tmp_path)
     out = tmp_path / "run" / "f.dag"
-    result = instrument(dag, out, InstrumentOptions(environ={STORE_ENV: "stores/agent.sqlite"}))
+    result = instrument(dag, out, InstrumentOptions(environ={STORE_ENV: "stores/agent.sqlite"}, policy="agent"))
     store = tmp_path / "stores" / "agent.sqlite"
     assert result.store == str(store) and result.store_created and result.store_note.startswith("created now")
     assert settings_of(out)["store"] == str(store)  # absolute: the hooks never look at their environment
     with SqliteStore(store) as opened:  # a store created for a live pool: the live defaults
         assert opened.config.max_replicas == LIVE_MAX_REPLICAS == 3
         assert opened.config.epsilon_high == LIVE_EPSILON_HIGH == 0.1
-    again = instrument(dag, tmp_path / "run" / "g.dag", InstrumentOptions(store=str(store)))
+    again = instrument(dag, tmp_path / "run" / "g.dag", InstrumentOptions(store=str(store), policy="agent"))
     assert not again.store_created and again.store_note.startswith("existing (epsilon-greedy, 0 reward(s)")
 
 
@@ -227,7 +227,7 @@ def test_the_deadline_runs_from_the_submit_event_not_from_pre(tmp_path: Path, es
     dag.write_text(dag.read_text().replace('"1920"', f'"{estimate}"'))
     store = tmp_path / "s.sqlite"
     out = tmp_path / "run" / "f.dag"
-    instrument(dag, out, InstrumentOptions(store=str(store), phi=1.0))
+    instrument(dag, out, InstrumentOptions(store=str(store), phi=1.0, policy="agent"))
     assert pre(out, "A", T0) == 0
     assert state_of(out, "A")["phi_prime"] == pytest.approx(1.0)
     submitted = T0 + latency

@@ -17,7 +17,8 @@ def run(*args):
 
 
 def test_instrument_says_what_a_new_agent_store_starts_from(tmp_path):
-    out = run("instrument", FIG1, "-o", tmp_path / "a.dag", "--store", tmp_path / "a.sqlite", "--dagman-version", "25.14.0")
+    out = run("instrument", FIG1, "-o", tmp_path / "a.dag", "--store", tmp_path / "a.sqlite", "--policy", "agent",
+              "--dagman-version", "25.14.0")
     assert out.exit_code == 0, out.output
     assert "created now" in out.stdout and "nothing learnt yet" in out.stdout
     assert "runs 1 replica except when it explores (10% of decisions" in out.stdout
@@ -25,7 +26,8 @@ def test_instrument_says_what_a_new_agent_store_starts_from(tmp_path):
                 "--dagman-version", "25.14.0")
     assert model.exit_code == 0, model.output
     assert "no runs yet" in model.stdout and "prior eviction rate of 1 per 8 h" in model.stdout
-    again = run("instrument", FIG1, "-o", tmp_path / "b.dag", "--store", tmp_path / "a.sqlite", "--dagman-version", "25.14.0")
+    again = run("instrument", FIG1, "-o", tmp_path / "b.dag", "--store", tmp_path / "a.sqlite", "--policy", "agent",
+                "--dagman-version", "25.14.0")
     assert "existing" in again.stdout and "created now" not in again.stdout
 
 

@@ -59,7 +59,7 @@ BOGUS = {
 def test_item1_a_node_whose_submit_fails_fails_the_dag(pool: Pool) -> None:
     plain, inst = twins(pool, "issue23-bogus", BOGUS)
     store = inst / "agent.sqlite"
-    plain_exit, inst_exit, copy = run_both(pool, plain, inst, "--store", str(store))
+    plain_exit, inst_exit, copy = run_both(pool, plain, inst, "--store", str(store), "--policy", "agent")
     assert plain_exit == 1 and "Shortcutting node A retries because of submit failure" in dagman_out(plain / "w.dag")
     assert not (plain / "B.ran").exists()
     assert (inst_exit, (inst / "B.ran").exists()) == (1, False), "\n".join(hooks_log(copy))
@@ -89,7 +89,7 @@ def test_item1_prohibit_multi_jobs_runs_the_job_or_is_refused(pool: Pool) -> Non
 
 def test_item1_prohibit_multi_jobs_runs_an_agent_copy_with_one_replica(pool: Pool) -> None:
     plain, inst = twins(pool, "issue23-multi-agent", MULTI)
-    plain_exit, inst_exit, copy = run_both(pool, plain, inst, "--store", str(inst / "agent.sqlite"))
+    plain_exit, inst_exit, copy = run_both(pool, plain, inst, "--store", str(inst / "agent.sqlite"), "--policy", "agent")
     assert (plain_exit, inst_exit) == (0, 0), "\n".join(hooks_log(copy))
     assert (plain / "A.ran").exists() and (inst / "A.ran").exists()
     (pre,) = [line for line in hooks_log(copy) if " PRE A " in line]

@@ -70,7 +70,7 @@ def test_figure1_runs_to_the_end_with_every_node_decided_and_recorded_once(pool:
     work = figure1(pool, "figure1", 4)
     store = work / "state" / "agent.sqlite"
     # the store comes from the environment of `instrument`, which DAGMan never passes to the hooks
-    out = pool.rlrep("instrument", "figure1.dag", "-o", "run/figure1.rlrep.dag", "--phi", "1.0",
+    out = pool.rlrep("instrument", "figure1.dag", "-o", "run/figure1.rlrep.dag", "--phi", "1.0", "--policy", "agent",
                      cwd=work, env={"CONDOR_RLREP_STORE": str(store)})
     assert f"agent store: {store} created now" in out
     dag = work / "run" / "figure1.rlrep.dag"
@@ -331,7 +331,7 @@ def test_store_locked_then_unreadable_mid_run_nodes_run_unmodified_and_the_dag_s
     store = work / "state" / "agent.sqlite"
     pool.own(work)
     pool.rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--store", str(store), "--config", "rlrep.toml",
-               "--phi", "9", cwd=work)
+               "--phi", "9", "--policy", "agent", cwd=work)
     dag = work / "run" / "w.rlrep.dag"
     pool.submit_dag(dag)
     pool.wait_for(lambda: any(" PRE A " in line for line in hooks_log(dag)), 60, "A's PRE")
@@ -388,7 +388,7 @@ def test_exported_montage_instrumented_runs_to_the_end(pool: Pool) -> None:
         pytest.skip(f"{dax} not available")
     work = pool.workdir("montage")
     pool.rlrep("export", str(dax), "-o", str(work / "m"), "--time-scale", "0.25", cwd=work)
-    pool.rlrep("instrument", "m/Montage_25.dag", "-o", "run/m.rlrep.dag", "--phi", "2",
+    pool.rlrep("instrument", "m/Montage_25.dag", "-o", "run/m.rlrep.dag", "--phi", "2", "--policy", "agent",
                "--store", str(work / "agent.sqlite"), cwd=work)
     dag = work / "run" / "m.rlrep.dag"
     pool.submit_dag(dag)

@@ -41,7 +41,7 @@ def test_figure1_on_a_postgresql_store_records_every_node_and_keeps_the_password
     pool.own(work)
 
     out = pool.rlrep("instrument", "figure1.dag", "-o", "run/figure1.rlrep.dag", "--phi", "1.0",
-                     "--store", url, cwd=work)
+                     "--store", url, "--policy", "agent", cwd=work)
     assert f"agent store: {bare} created now" in out and "~/.pgpass" in out
     assert PASSWORD not in out
     dag = work / "run" / "figure1.rlrep.dag"
