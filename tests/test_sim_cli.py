@@ -54,6 +54,36 @@ def test_train_writes_a_store_the_agent_loads(trace_dir, tmp_path):
     assert load_agent(str(store)).rewards_seen > agent.rewards_seen
 
 
+def test_train_resume_keeps_the_stored_epsilon_unless_given_and_repeats_from_its_seed(trace_dir, tmp_path):
+    """`train --resume --epsilon-high X` used to keep the stored ε₁ and drop
+    X without a word (issue 27 part 2): given values are applied and saved;
+    a different --strategy is refused; a resumed run repeats from --seed."""
+    from condor_rlrep.store.sqlite import SqliteStore
+
+    store = tmp_path / "agent.db"
+    base = ["train", "--trace", str(trace_dir), "--fraction", "0.3"]
+    assert CliRunner().invoke(cli, base + ["--store", str(store), "--epsilon-high", "0.3"]).exit_code == 0
+    with SqliteStore(store) as opened:
+        assert (opened.config.epsilon_high, opened.config.epsilon_low) == (0.3, 0.05)
+    copy = tmp_path / "copy.db"
+    copy.write_bytes(store.read_bytes())
+    kept = CliRunner().invoke(cli, base + ["--store", str(store), "--resume", "--json"])
+    assert kept.exit_code == 0, kept.output
+    with SqliteStore(store) as opened:
+        assert opened.config.epsilon_high == 0.3  # nothing given: the store's own
+    again = CliRunner().invoke(cli, base + ["--store", str(copy), "--resume", "--json"])
+    assert json.loads(again.stdout)["within"] == json.loads(kept.stdout)["within"]  # the same seed, the same run
+    given = CliRunner().invoke(cli, base + ["--store", str(store), "--resume", "--epsilon-high", "0.1",
+                                            "--epsilon-low", "0.01"])
+    assert given.exit_code == 0, given.output
+    with SqliteStore(store) as opened:
+        assert (opened.config.epsilon_high, opened.config.epsilon_low) == (0.1, 0.01)
+    refused = CliRunner().invoke(cli, base + ["--store", str(store), "--resume", "--strategy", "ucb1"])
+    assert refused.exit_code == 2 and "--strategy ucb1 needs a new store (--replace)" in refused.output
+    bad = CliRunner().invoke(cli, base + ["--store", str(store), "--resume", "--epsilon-high", "2"])
+    assert bad.exit_code == 2 and "Traceback" not in bad.output and "epsilon" in bad.output
+
+
 def test_bad_input_is_one_line_exit_2(trace_dir, tmp_path, capsys):
     with pytest.raises(SystemExit) as err:
         main(["simulate", "--trace", str(trace_dir), "--policy", "fixed:0"])

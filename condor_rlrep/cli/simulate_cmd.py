@@ -158,7 +158,9 @@ def simulate(policy: str, as_json: bool, **opts: Any) -> None:
 @click.option("--store", required=True, metavar="FILE|URL",
               help="Agent store to write the trained agent to: a SQLite file or a postgresql:// URL.")
 @max_replicas_option(DEFAULT_MAX_REPLICAS, "The agent's actions are 1..R replicas (ignored with --resume: the store's R).", old="--replicas")
-@click.option("--resume", is_flag=True, help="Start from the agent already in --store and update it.")
+@click.option("--resume", is_flag=True,
+              help="Start from the agent already in --store and update it: its strategy and R; its ε₁ and ε₂ "
+                   "unless --epsilon-high/--epsilon-low are given (then those, saved with it).")
 @click.option("--replace", "replace_store", is_flag=True, help="Overwrite an existing store.")
 @_common
 def train(store: str, max_replicas: int, resume: bool, replace_store: bool, as_json: bool, **opts: Any) -> None:
@@ -172,7 +174,7 @@ def train(store: str, max_replicas: int, resume: bool, replace_store: bool, as_j
     prefix = "rl" if opts["strategy"] in (None, "epsilon-greedy") else f"rl-{opts['strategy']}"
     name = backends.describe_store(store)
     if resume:
-        agent = backends.load_agent(store)
+        agent = _resumed(store, opts)
         max_replicas = agent.config.max_replicas
         prefix = "rl" if agent.config.strategy == "epsilon-greedy" else f"rl-{agent.config.strategy}"
     elif backends.store_exists(store) and not replace_store:
@@ -182,3 +184,28 @@ def train(store: str, max_replicas: int, resume: bool, replace_store: bool, as_j
     _print(result, as_json)
     if not as_json:
         click.echo(f"agent saved to {name}")
+
+
+def _resumed(store: str, opts: dict[str, Any]) -> Any:
+    """The store's agent to continue: --epsilon-high/--epsilon-low given
+    replace its stored ε₁/ε₂ (the user asked for them: before they were
+    silently dropped); a different --strategy is refused (the store's
+    estimates were learnt under its own); its random draws follow --seed,
+    so a resumed run is repeatable."""
+    from dataclasses import replace
+
+    import numpy as np
+
+    from condor_rlrep.agent.bandit import Agent
+    from condor_rlrep.store import backends
+
+    agent = backends.load_agent(store)
+    if opts["strategy"] not in (None, agent.config.strategy):
+        raise click.UsageError(f"--resume continues the store's {agent.config.strategy} agent; --strategy "
+                               f"{opts['strategy']} needs a new store (--replace)")
+    changes = {key: opts[key] for key in ("epsilon_high", "epsilon_low") if opts[key] is not None}
+    try:
+        config = replace(agent.config, **changes)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--epsilon-high/--epsilon-low") from None
+    return Agent.from_state(config, agent.to_state(), rng=np.random.default_rng([opts["seed"], 2]))
