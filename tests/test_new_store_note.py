@@ -36,5 +36,10 @@ def test_agent_show_says_an_empty_store_has_learnt_nothing(tmp_path):
     assert run("agent", "init", "--store", store).exit_code == 0
     shown = run("agent", "show", "--store", store)
     assert shown.exit_code == 0 and "no rewards yet" in shown.stdout
+    assert "`instrument` without --policy runs model:R on a store whose agent has learnt nothing" in shown.stdout
     model = run("agent", "show", "--store", store, "--model", "model:3")
     assert model.exit_code == 0 and "no runs counted yet" in model.stdout
+    # not "replicates from the first workflow" for every task: -ln(0.95)·8 h = 24.6 min
+    assert "a task estimated over 25 min (at φ′ below 1) gets more than one replica, a shorter one runs once" in model.stdout
+    one = run("agent", "show", "--store", store, "--model", "model:1")
+    assert one.exit_code == 0 and "it runs one replica a task" in one.stdout

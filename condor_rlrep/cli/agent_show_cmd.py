@@ -65,9 +65,10 @@ def show(store_path: str | None, as_json: bool, plot: str | None, show_all: bool
         )
         click.echo(f"{hour:>4} {text}")
     if not any(c["rewards"] for row in cells for c in row):
-        click.echo("no rewards yet: the store starts empty, every replica count untried, so the greedy choice is "
-                   "1 replica until rewards arrive and only exploration replicates (model:R replicates from its "
-                   "prior rate from the first workflow)")
+        click.echo("no rewards yet: the store starts empty, every replica count untried, so the agent's greedy "
+                   "choice is 1 replica until rewards arrive and only exploration replicates; `instrument` without "
+                   "--policy runs model:R on a store whose agent has learnt nothing (see `agent show --model "
+                   "model:3`)")
 
 
 def _show_model(store_path: str | None, spec_text: str, phi_prime: float | None, estimate: float | None,
@@ -105,8 +106,15 @@ def _show_model(store_path: str | None, spec_text: str, phi_prime: float | None,
     click.echo(f"survival model of {spec.spec} ({config.timezone}): {week_evictions:.0f} eviction(s) in "
                f"{week_exposure / 3600:.1f} h of runs; rate = evictions per hour of run, shrunk toward the week's")
     if not cells:
-        click.echo("no runs counted yet: every hour's rate is the model's prior rate, so it replicates from the "
-                   "first workflow")
+        import math
+
+        prior = f"no runs counted yet: every hour's rate is the prior rate (1 per {1 / model.prior_rate / 3600:g} h of run)"
+        if spec.max_replicas == 1 or spec.target <= 0:
+            click.echo(f"{prior}; it runs one replica a task")
+        else:  # one replica reaches the target alone while exp(-rate·e) >= target
+            longest = -math.log(spec.target) / model.prior_rate / 60
+            click.echo(f"{prior}, so from the first workflow a task estimated over {longest:.0f} min (at φ′ below "
+                       f"{spec.hi:g}) gets more than one replica, a shorter one runs once")
     days = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
     if show_all:
         click.echo("day hour  rate/h  runs(h)  evictions")
