@@ -164,8 +164,10 @@ def open_store(spec: PathLike | None = None) -> Any:
 def instrument(dag: PathLike, out: PathLike, **options: Any) -> Any:
     """Write the instrumented copy of ``dag`` to ``out`` (``condor-rlrep
     instrument``); ``options`` are :class:`condor_rlrep.instrument.InstrumentOptions`
-    fields (``phi``, ``store``, ``policy``, ``max_replicas``, …). Returns an
-    :class:`condor_rlrep.instrument.InstrumentResult`."""
+    fields (``phi``, ``store``, ``policy``, ``max_replicas``, …); without
+    ``policy``, ``model:R`` on a new store and the store's ``agent`` once it
+    has learnt (``.policy`` and ``.policy_note`` of the result say which and
+    why). Returns an :class:`condor_rlrep.instrument.InstrumentResult`."""
     from condor_rlrep.instrument import InstrumentOptions, instrument as write
 
     return write(os.fspath(dag), os.fspath(out), InstrumentOptions(**options))

@@ -29,11 +29,11 @@ from condor_rlrep.instrument import (
 @default_estimate_option()
 @max_replicas_option(None, f"At most R replicas per node.  [default: {DEFAULT_MAX_REPLICAS}; K for fixed:K; R for rl:R and model:R]")
 @click.option("--policy", default=None, metavar="POLICY",
-              help="[default: " + DEFAULT_POLICY_HELP + "] "
-                   "agent (the store's strategy), epsilon-greedy | ucb1 | thompson (for a new store), "
+              help="agent (the store's strategy), epsilon-greedy | ucb1 | thompson (for a new store), "
                    "rl:R | rl-ucb1:R | rl-thompson:R (as in simulate), single or fixed:K; idle-POLICY (e.g. "
                    "idle-fixed:2, idle-agent) ranks machines by KeyboardIdle; model:R[,target=T,hi=H] "
-                   "(the survival model kept in the store). The simulator's oracle:R and react:R are refused.")
+                   "(the survival model kept in the store). The simulator's oracle:R and react:R are refused.  "
+                   "[default: " + DEFAULT_POLICY_HELP + "]")
 @criticality_option()
 @click.option("--dagman-version", default=None, help="HTCondor version of the pool's DAGMan.  [default: read from condor_dagman on PATH, else 25.14.0]")
 @click.option("--no-tolerance", is_flag=True, help="Set DAGMAN_NODE_JOB_FAILURE_TOLERANCE (DAGMan >= 24.8.1) in a CONFIG file instead of TOLERANCE lines (DAGMan < 25.14).")

@@ -1,5 +1,6 @@
 """The agent store a run's hooks will use, found (or created) once, at
-``instrument`` time.
+``instrument`` time, and the policy ``instrument`` runs when none is named,
+which depends on what that store has learnt (:func:`default_policy`).
 
 The hooks never resolve a store themselves: under DAGMan their environment
 is not the user's. So ``instrument`` resolves ``--store`` >
