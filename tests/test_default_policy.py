@@ -47,6 +47,9 @@ def test_a_new_store_gets_model_r(tmp_path: Path) -> None:
     assert two.policy == "model:2" and hook_policy(tmp_path / "run" / "g.dag") == "model:2"
     with pytest.raises(InputError, match="--max-replicas must be within 1..100"):
         instrument(dag, tmp_path / "run" / "h.dag", InstrumentOptions(store=str(tmp_path / "u.sqlite"), max_replicas=0))
+    with pytest.raises(InputError, match="max_replicas must be a whole number within 1..100, got 2.0"):
+        instrument(dag, tmp_path / "run" / "i.dag", InstrumentOptions(store=str(tmp_path / "u.sqlite"), max_replicas=2.0))
+    assert not (tmp_path / "u.sqlite").exists() and not (tmp_path / "run" / "h.dag").exists()
 
 
 def test_a_store_model_r_has_used_stays_model_r(tmp_path: Path) -> None:

@@ -67,6 +67,8 @@ def default_policy(opts: InstrumentOptions) -> tuple[str, str]:
     from condor_rlrep.store.location import open_store, resolve_store, store_exists
 
     count = LIVE_MAX_REPLICAS if opts.max_replicas is None else opts.max_replicas
+    if isinstance(count, bool) or not isinstance(count, int):  # a config file's 3.0 would spell model:3.0
+        raise InputError(f"max_replicas must be a whole number within 1..100, got {count!r}")
     check_max_replicas(count)
     model = f"model:{count}"
     try:
