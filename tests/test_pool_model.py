@@ -102,3 +102,31 @@ def test_a_vacated_replica_is_learnt_and_the_next_decision_uses_it(pool: Pool) -
     if hour_b in {c[0] for c in cells_a}:  # B decided in the hour of A's runs (not across an hour's turn)
         assert state_b["model"]["hour_evictions"] == 1 and state_b["replicas"] == 3, state_b
     assert "FAIL-OPEN" not in "\n".join(hooks_log(dag))
+
+
+def test_the_default_on_a_new_store_is_model_3_and_stays_so(pool: Pool) -> None:
+    """`instrument` without --policy on a new store (issue 27 part 2): model:3,
+    which at the prior rate gives a node estimated at 30 min two replicas
+    from the first run; the run records survival runs, no bandit decision,
+    so instrumenting again still chooses model:3."""
+    work = pool.workdir("default")
+    write(work / "j.sub", "executable = /bin/sleep\narguments = 3\nlog = j.log\nrequest_memory = 32MB\n"
+          "request_disk = 1MB\nqueue\n")
+    write(work / "w.dag", 'JOB A j.sub\nJOB B j.sub\nPARENT A CHILD B\nVARS ALL_NODES rlrep_estimate="1800"\n')
+    store = work / "agent.sqlite"
+    out = pool.rlrep("instrument", "w.dag", "-o", "run/w.rlrep.dag", "--phi", "0.5", "--store", str(store), cwd=work)
+    assert "policy model:3 from default (a new store)" in out and "created now" in out
+    dag = work / "run" / "w.rlrep.dag"
+    assert json.loads((Path(str(dag) + ".rlrep") / "hooks.json").read_text())["policy"] == "model:3"
+    pool.submit_dag(dag)
+    assert pool.wait_dag(dag, timeout=300) == 0
+    state_a = json.loads((Path(str(dag) + ".rlrep") / "state" / "A.json").read_text())
+    # 1800 s at 1/8 h: one replica survives with 0.939 < 0.95, two with 0.996
+    assert state_a["replicas"] == 2 and state_a["model"]["reason"] == "target", state_a
+    with SqliteStore(store) as opened:
+        stats = opened.stats()
+    assert stats.decisions == 0 and stats.survival_cells > 0
+    again = pool.rlrep("instrument", "w.dag", "-o", "run2/w.rlrep.dag", "--phi", "0.5", "--store", str(store), cwd=work)
+    assert "policy model:3 from default (the store's agent has learnt nothing" in again
+    assert "existing (model:R's survival model: " in again
+    assert "FAIL-OPEN" not in "\n".join(hooks_log(dag))
