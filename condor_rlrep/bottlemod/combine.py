@@ -18,6 +18,7 @@ the imports go one way (functions → combine → polynomial).
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from typing import Protocol
@@ -61,6 +62,8 @@ def recenter(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
     Points outside ``[x0, x_end)`` get the constant extensions.
     """
     m = at.size
+    if m <= _SMALL and f.x.size <= _SMALL:
+        return _recenter_small(f, at, k)
     out = np.zeros((k + 1, m))
     idx = f.x.searchsorted(at, side="right") - 1
     inside = (idx >= 0) & (idx < f.n)
@@ -77,6 +80,43 @@ def recenter(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
                 acc = acc * h + math.comb(mm, j) * asc[mm]
             out[j, inside] = acc
     return out
+
+
+_SMALL = 24
+"""Up to this many points and breakpoints :func:`recenter` works on Python
+floats: numpy's per-call cost (~1 µs a ufunc, a dozen of them) dominates
+arrays of a few elements, and the small models (the paper's have 2–10
+pieces) call it hundreds of times per analysis."""
+
+
+def _recenter_small(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
+    """:func:`recenter` point by point, the same floating-point operations in
+    the same order (so the same bits: ``acc = acc * h + C(m, j) * a_m`` from
+    ``acc = 0.0``), without numpy's per-call cost."""
+    xs = f.x.tolist()
+    n = len(xs) - 1
+    out = [[0.0] * at.size for _ in range(k + 1)]
+    first = out[0]
+    left, end = float(f.left), float(f.end)
+    d = f.c.shape[0] - 1
+    cols = f.c.T.tolist() if n else []  # per piece, descending powers
+    combs = [[float(math.comb(mm, j)) for mm in range(d + 1)] for j in range(d + 1)]
+    for p, t in enumerate(at.tolist()):
+        i = bisect.bisect_right(xs, t) - 1
+        if i < 0:
+            first[p] = left
+        elif i >= n:
+            first[p] = end
+        else:
+            h = t - xs[i]
+            desc = cols[i]  # desc[d - mm] is the coefficient of s**mm
+            for j in range(d + 1):
+                comb = combs[j]
+                acc = 0.0
+                for mm in range(d, j - 1, -1):
+                    acc = acc * h + comb[mm] * desc[d - mm]
+                out[j][p] = acc
+    return np.array(out, dtype=float).reshape(k + 1, at.size)
 
 
 def _merged_grid(fs: Sequence[Piecewise]) -> np.ndarray:
