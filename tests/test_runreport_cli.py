@@ -125,6 +125,7 @@ def test_watch_stops_by_itself_once_dagman_has_exited(evicted: tuple[Path, Path]
 
 @needs_recorded
 def test_schedd_state_overlays_the_node_log_through_one_seam(evicted: tuple[Path, Path]) -> None:
+    from condor_rlrep.runreport.clusters import CompactEvents
     from condor_rlrep.runreport.load import RunReader
     from condor_rlrep.runreport.queue import QueueError, schedd_queue
     from condor_rlrep.runreport.status import run_status
@@ -132,7 +133,7 @@ def test_schedd_state_overlays_the_node_log_through_one_seam(evicted: tuple[Path
     dag, _ = evicted
     data = RunReader(dag).read()
     entry = data.nodelog.clusters[16]
-    entry.events = [e for e in entry.events if e[0] not in (5,)]  # as if the job had not ended yet
+    entry.events = CompactEvents([e for e in entry.events if e[0] not in (5,)])  # as if the job had not ended yet
     entry._history = entry._summary = None
 
     class FakeSchedd:

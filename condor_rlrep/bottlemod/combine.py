@@ -18,6 +18,7 @@ the imports go one way (functions → combine → polynomial).
 
 from __future__ import annotations
 
+import bisect
 import math
 from collections.abc import Sequence
 from typing import Protocol
@@ -61,6 +62,8 @@ def recenter(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
     Points outside ``[x0, x_end)`` get the constant extensions.
     """
     m = at.size
+    if m <= _SMALL and f.x.size <= _SMALL:
+        return _recenter_small(f, at, k)
     out = np.zeros((k + 1, m))
     idx = f.x.searchsorted(at, side="right") - 1
     inside = (idx >= 0) & (idx < f.n)
@@ -77,6 +80,43 @@ def recenter(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
                 acc = acc * h + math.comb(mm, j) * asc[mm]
             out[j, inside] = acc
     return out
+
+
+_SMALL = 24
+"""Up to this many points and breakpoints :func:`recenter` works on Python
+floats: numpy's per-call cost (~1 µs a ufunc, a dozen of them) dominates
+arrays of a few elements, and the small models (the paper's have 2–10
+pieces) call it hundreds of times per analysis."""
+
+
+def _recenter_small(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
+    """:func:`recenter` point by point, the same floating-point operations in
+    the same order (so the same bits: ``acc = acc * h + C(m, j) * a_m`` from
+    ``acc = 0.0``), without numpy's per-call cost."""
+    xs = f.x.tolist()
+    n = len(xs) - 1
+    out = [[0.0] * at.size for _ in range(k + 1)]
+    first = out[0]
+    left, end = float(f.left), float(f.end)
+    d = f.c.shape[0] - 1
+    cols = f.c.T.tolist() if n else []  # per piece, descending powers
+    combs = [[float(math.comb(mm, j)) for mm in range(d + 1)] for j in range(d + 1)]
+    for p, t in enumerate(at.tolist()):
+        i = bisect.bisect_right(xs, t) - 1
+        if i < 0:
+            first[p] = left
+        elif i >= n:
+            first[p] = end
+        else:
+            h = t - xs[i]
+            desc = cols[i]  # desc[d - mm] is the coefficient of s**mm
+            for j in range(d + 1):
+                comb = combs[j]
+                acc = 0.0
+                for mm in range(d, j - 1, -1):
+                    acc = acc * h + comb[mm] * desc[d - mm]
+                out[j][p] = acc
+    return np.array(out, dtype=float).reshape(k + 1, at.size)
 
 
 def _merged_grid(fs: Sequence[Piecewise]) -> np.ndarray:
@@ -169,6 +209,8 @@ def compose(outer: Piecewise, inner: Piecewise) -> Fields:
             value = float(outer.value(inner.end))
             return np.array([float(inner.x[0])]), np.zeros((1, 0)), value, value
         return inner.x, np.zeros((1, 0)), outer.value(inner.left), outer.value(inner.end)
+    if inner.is_linear and inner.x.size <= _SMALL and outer.x.size <= _SMALL:
+        return _compose_small(outer, inner, ko, ki, k)
     # Times at which inner reaches each of outer's breakpoints, piece by piece.
     start, stop = inner.piece_values()
     h = inner.x[1:] - inner.x[:-1]
@@ -225,6 +267,82 @@ def compose(outer: Piecewise, inner: Piecewise) -> Fields:
             res[0] += oc[m]
         asc[:, sel] = res
     return _from_asc(grid, asc, outer.value(inner.left), outer.value(inner.end))
+
+
+def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int) -> Fields:
+    """:func:`compose` of a piecewise-linear ``inner`` with few pieces, on
+    Python floats: the same floating-point operations in the same order as
+    the array code (so the same bits), without numpy's per-call cost on
+    arrays of a few elements (see :data:`_SMALL`)."""
+    xs = inner.x.tolist()
+    n = len(xs) - 1
+    rows = inner.c.tolist()  # descending powers, one row per power
+    ob = outer.x.tolist()
+    starts = rows[-1]
+    extra: list[float] = []
+    for i in range(n):
+        # piece_values(): the start value and the left limit at the end
+        stop = rows[0][i]
+        if ki:
+            stop = stop * (xs[i + 1] - xs[i]) + rows[1][i]
+        lo, hi = bisect.bisect_right(ob, starts[i]), bisect.bisect_left(ob, stop)
+        for j in range(lo, hi):  # times inner reaches outer's breakpoints inside the piece
+            extra.append(xs[i] + (ob[j] - starts[i]) / rows[0][i])
+    grid = np.unique(np.concatenate([inner.x, np.asarray(extra, dtype=float)])) if extra else inner.x
+    g = grid.tolist()
+    ia = recenter(inner, grid[:-1], ki).tolist()
+    size = len(g)
+    asc = [[0.0] * size for _ in range(k + 1)]
+    nout = len(ob) - 1
+    outer_cols = outer.c.T.tolist()  # per outer piece, descending powers
+    sel: list[int] = []
+    pieces: list[int] = []
+    for col in range(size - 1):
+        hm = 0.5 * (g[col + 1] - g[col])
+        um = 0.0
+        for j in range(ki, -1, -1):
+            um = um * hm + ia[j][col]
+        oi = bisect.bisect_right(ob, um) - 1
+        if oi < 0:
+            asc[0][col] = float(outer.left)
+        elif oi >= nout:
+            asc[0][col] = float(outer.end)
+        else:
+            sel.append(col)
+            pieces.append(oi)
+    if sel:
+        # u = inner around each sub-piece start, relative to its outer piece's breakpoint
+        u = [[ia[r][col] for col in sel] for r in range(ki + 1)]
+        u[0] = [v - ob[oi] for v, oi in zip(u[0], pieces)]
+        oc = [outer_cols[oi][::-1] for oi in pieces]  # ascending, per selected sub-piece
+        res = [[0.0] * len(sel) for _ in range(k + 1)]
+        res[0] = [c[ko] for c in oc]
+        for m in range(ko - 1, -1, -1):
+            res = _polymul_small(res, u, k)
+            res[0] = [v + c[m] for v, c in zip(res[0], oc)]
+        for r in range(k + 1):
+            row = asc[r]
+            for v, col in zip(res[r], sel):
+                row[col] = v
+    return _from_asc(grid, np.array(asc, dtype=float).reshape(k + 1, size),
+                     outer.value(inner.left), outer.value(inner.end))
+
+
+def _polymul_small(a: list[list[float]], b: list[list[float]], k: int) -> list[list[float]]:
+    """:func:`_polymul_trunc` on lists of rows: a row of ``a`` that is zero in
+    every column is skipped there too (its zero products would turn a -0.0 sum
+    into 0.0)."""
+    width = len(a[0])
+    out = [[0.0] * width for _ in range(k + 1)]
+    for i, ai in enumerate(a):
+        if not any(v != 0.0 for v in ai):
+            continue
+        for j, bj in enumerate(b):
+            if i + j <= k:
+                o = out[i + j]
+                for col in range(width):
+                    o[col] = o[col] + ai[col] * bj[col]
+    return out
 
 
 def _polymul_trunc(a: np.ndarray, b: np.ndarray, k: int) -> np.ndarray:

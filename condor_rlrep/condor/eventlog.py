@@ -264,6 +264,49 @@ def rebuild_cluster(
     so that judging the same log twice gives the same result).
     Events of other clusters are ignored.
     """
+    return replay_cluster(_records(events, cluster), cluster, now=now, node_of=node_of)
+
+
+def _records(events: Iterable[Any], cluster: int) -> Iterable[tuple[int, int, float, Any, Any]]:
+    """The records :func:`replay_cluster` reads, from the events of ``cluster``."""
+    for event in events:
+        if event.cluster != cluster:
+            continue
+        kind = int(event.type)
+        value: Any = None
+        host: Any = None
+        if kind == SUBMIT or kind == POST_SCRIPT_TERMINATED:
+            value = node_name_of(event)
+        elif kind == EXECUTE:
+            value, host = event.get("SlotName"), host_of_execute(event)
+        elif kind == TERMINATED:
+            if event.get("TerminatedNormally"):
+                value = int(event.get("ReturnValue", 1))
+            else:
+                value = -int(event.get("TerminatedBySignal", 0) or 0) or -1
+        elif kind == EVICTED:
+            value = event.get("ReasonCode")
+        elif kind == JOB_AD_INFORMATION and event.get("TriggerEventTypeNumber") == EXECUTE:
+            idle = event.get(KEYBOARD_IDLE_ATTR)
+            if isinstance(idle, (int, float)) and not isinstance(idle, bool) and idle >= 0:
+                value = float(idle)
+        yield kind, int(event.proc), event_time(event), value, host
+
+
+def replay_cluster(
+    records: Iterable[tuple[int, int, float, Any, Any]],
+    cluster: int,
+    *,
+    now: float | None = None,
+    node_of: Mapping[int, str] | None = None,
+) -> ClusterHistory:
+    """:func:`rebuild_cluster`'s rules over records of one cluster's events
+    in log order, ``(type, proc, epoch seconds, value, host)``: value is the
+    node name (SUBMIT, POST_SCRIPT_TERMINATED), ``SlotName`` (EXECUTE, with
+    its host), the exit code, ``-signal`` for a kill (TERMINATED), the
+    ``ReasonCode`` (EVICTED), a valid ``KeyboardIdle`` of an execute's
+    job-ad-information event (else None). The status reader
+    (:mod:`condor_rlrep.runreport.clusters`) keeps its events in this form."""
     history = ClusterHistory(cluster=cluster)
     open_runs: dict[int, tuple[float, str | None]] = {}
 
@@ -286,41 +329,35 @@ def rebuild_cluster(
     """Proc → index of its last invocation, ended by an eviction that a
     following abort may turn into a removal."""
     last_at: float | None = None
-    for event in events:
-        if event.cluster != cluster:
-            continue
-        history.event_count += 1
-        kind = int(event.type)
-        proc = int(event.proc)
-        at = event_time(event)
-        last_at = at if last_at is None else max(last_at, at)
+    procs = history.procs
+    count = 0
+    for kind, proc, at, value, host in records:
+        count += 1
+        if last_at is None or at > last_at:
+            last_at = at
         if kind == SUBMIT:
-            history.procs.add(proc)
+            procs.add(proc)
             if history.submit_time is None or at < history.submit_time:
                 history.submit_time = at
             if history.node is None:
-                history.node = node_name_of(event)
+                history.node = value
         elif kind == EXECUTE:
-            history.procs.add(proc)
+            procs.add(proc)
             provisional.pop(proc, None)
             if proc in open_runs:  # a lost end event: close the earlier run here
                 close(proc, at, "evicted")
-            open_runs[proc] = (at, host_of_execute(event))
-            slot = event.get("SlotName")
-            if slot:
-                history.slots[(proc, at)] = str(slot)
+            open_runs[proc] = (at, host)
+            if value:
+                history.slots[(proc, at)] = str(value)
         elif kind == TERMINATED:
-            history.procs.add(proc)
-            if event.get("TerminatedNormally"):
-                code = int(event.get("ReturnValue", 1))
-            else:
-                code = -int(event.get("TerminatedBySignal", 0) or 0) or -1
+            procs.add(proc)
+            code = value
             history.exit_codes[proc] = code
             close(proc, at, "success" if code == 0 else "failure", code, terminal=True)
             if code != 0:
                 fail(code)
         elif kind == EVICTED:
-            removal = event.get("ReasonCode") == REMOVAL_EVICT_CODE
+            removal = value == REMOVAL_EVICT_CODE
             before = len(history.invocations)
             close(proc, at, "removed" if removal else "evicted")
             if not removal:
@@ -351,11 +388,10 @@ def rebuild_cluster(
         elif kind == RECONNECT_FAILED:
             close(proc, at, "evicted")
         elif kind == POST_SCRIPT_TERMINATED and history.node is None:
-            history.node = node_name_of(event)
-        elif kind == JOB_AD_INFORMATION and proc in open_runs and event.get("TriggerEventTypeNumber") == EXECUTE:
-            idle = event.get(KEYBOARD_IDLE_ATTR)
-            if isinstance(idle, (int, float)) and not isinstance(idle, bool) and idle >= 0:
-                history.keyboard_idle[(proc, open_runs[proc][0])] = float(idle)
+            history.node = value
+        elif kind == JOB_AD_INFORMATION and proc in open_runs and value is not None:
+            history.keyboard_idle[(proc, open_runs[proc][0])] = value
+    history.event_count = count
     if open_runs:
         end = now if now is not None else (last_at if last_at is not None else time.time())
         for proc in sorted(open_runs):

@@ -115,6 +115,32 @@ class Attempt:
                         failure_reward=failure_reward, accepted=self.accepted)
 
 
+class _LazyHistory:
+    """An attempt's history not rebuilt yet: its cluster's :class:`~.clusters.ClusterEvents`."""
+
+    __slots__ = ("entry",)
+
+    def __init__(self, entry: Any):
+        self.entry = entry
+
+
+def _get_history(attempt: Attempt) -> ClusterHistory | None:
+    value = attempt.__dict__.get("_history_value")
+    if type(value) is _LazyHistory:
+        value = attempt.__dict__["_history_value"] = value.entry.history()
+    return value
+
+
+def _set_history(attempt: Attempt, value: Any) -> None:
+    attempt.__dict__["_history_value"] = value
+
+
+# ``history`` stays a dataclass field (constructor, repr, eq) but is read
+# through this property, so a node log's cluster is rebuilt only when asked for
+Attempt.history = property(_get_history, _set_history,  # type: ignore[assignment]
+                           doc="What the cluster's replicas did; None: no cluster, or its events were not kept.")
+
+
 def _attempt_from_decision(record: Mapping[str, Any], source: str) -> Attempt:
     chosen = record.get("chosen")
     mode = str(record.get("mode") or ("replicas" if record.get("phi_prime") is not None else "unmodified"))
@@ -212,7 +238,8 @@ def assemble(
                 attempt = Attempt(node, run_id=current_run, dagid=current_dagid, chosen="unmodified")
                 attempts.setdefault(node, []).append(attempt)
             attempt.cluster = entry.cluster
-            attempt.history = None if entry.compacted else entry.history()
+            # rebuilt when first read (``report``; ``status`` shows the summary only)
+            attempt.history = None if entry.compacted else _LazyHistory(entry)  # type: ignore[assignment]
             attempt.history_source, attempt.cluster_summary = "node log", entry.summary()
             attempt.abort_reasons = dict(entry.abort_reasons)
             attempt.sources.add("node log")
@@ -235,9 +262,10 @@ def mark_fixed(attempts: Mapping[str, list[Attempt]], fixed: Mapping[str, int], 
         for attempt in items:
             if count is not None and attempt.chosen == "unmodified" and attempt.pre_time is None and not attempt.fail_open:
                 attempt.mode, attempt.chosen, attempt.replicas = "replicas", "fixed", int(count)
-            history = attempt.history
-            if (node not in without_post or attempt.post_code is not None or history is None or not history.procs
-                    or not history.finished_procs >= history.procs):
+            if node not in without_post or attempt.post_code is not None:
+                continue
+            history = attempt.history  # rebuilt here (see assemble): only a node that runs no POST needs it
+            if history is None or not history.procs or not history.finished_procs >= history.procs:
                 continue
             failure = history.first_failure_code
             attempt.post_code = 0 if history.succeeded else (failure if failure is not None and 0 < failure <= 255 else 1)

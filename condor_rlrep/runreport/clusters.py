@@ -2,12 +2,15 @@
 ``status`` keeps and ``report`` rebuilds.
 
 A cluster's events are reduced to compact records ``(type, proc, time,
-value)`` (:class:`ClusterEvents`): the incremental reader
-(:mod:`.nodelog`) appends them, the status checkpoint saves them, and a
-cluster's :class:`~condor_rlrep.condor.eventlog.ClusterHistory` is rebuilt
-from them by the project's :func:`~condor_rlrep.condor.eventlog.rebuild_cluster`
-through light stand-ins of the events (:class:`_Event`), so the rules for
-evictions, removals and invocations stay in one place. Once a cluster's
+value)`` (:class:`ClusterEvents`), kept column-wise (:class:`CompactEvents`:
+typed arrays, no Python object per event — a big log has 240,000): the
+incremental reader (:mod:`.nodelog`) appends them, the status checkpoint
+saves them, and a cluster's
+:class:`~condor_rlrep.condor.eventlog.ClusterHistory` is rebuilt from them
+by the project's :func:`~condor_rlrep.condor.eventlog.replay_cluster` (what
+:func:`~condor_rlrep.condor.eventlog.rebuild_cluster` runs on the events
+themselves), so the rules for evictions, removals and invocations stay in
+one place. Once a cluster's
 POST has ended the checkpoint keeps only its :class:`ClusterSummary` (what
 ``status`` shows); its history is then gone (:class:`CompactedError`).
 NOOP nodes (DAGMan's fake cluster 0) are :class:`NoopNode`, by node name.
@@ -15,6 +18,9 @@ NOOP nodes (DAGMan's fake cluster 0) are :class:`NoopNode`, by node name.
 
 from __future__ import annotations
 
+import sys
+from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -27,10 +33,10 @@ from condor_rlrep.condor.eventlog import (
     SUBMIT,
     TERMINATED,
     ClusterHistory,
-    rebuild_cluster,
+    replay_cluster,
 )
 
-__all__ = ["ClusterEvents", "ClusterSummary", "NoopNode", "CompactedError", "proc_states", "summarize", "opt_float"]
+__all__ = ["ClusterEvents", "CompactEvents", "ClusterSummary", "NoopNode", "CompactedError", "proc_states", "summarize", "opt_float"]
 
 
 class CompactedError(LookupError):
@@ -40,9 +46,10 @@ class CompactedError(LookupError):
 _RELEASED = 13
 
 
-def proc_states(events: list[tuple[int, int, float, Any]]) -> dict[int, str]:
+def proc_states(events: Any) -> dict[int, str]:
     """Proc → ``idle``, ``running``, ``held``, ``success``, ``failure``,
-    ``removing`` or ``removed`` after the compact events of one cluster (in log order)."""
+    ``removing`` or ``removed`` after the compact events of one cluster (in
+    log order): a :class:`CompactEvents` or ``(type, proc, time, value)`` records."""
     state: dict[int, str] = {}
     for kind, proc, _at, value in events:
         if kind == SUBMIT or kind == _RELEASED:
@@ -111,36 +118,79 @@ def opt_float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-class _Event:
-    """What :func:`rebuild_cluster` reads of an event, from a compact record."""
+class CompactEvents:
+    """One cluster's compact records ``(type, proc, time, value)`` in log
+    order, column-wise: type, proc and time in typed arrays, the value
+    (node name, slot, exit code, eviction reason, or None) in a list.
+    Iterating gives the records as tuples."""
 
-    __slots__ = ("type", "cluster", "proc", "timestamp", "epoch", "_value")
+    __slots__ = ("kinds", "procs", "times", "values")
 
-    def __init__(self, kind: int, cluster: int, proc: int, at: float, value: Any):
-        self.type = kind
-        self.cluster = cluster
-        self.proc = proc
-        self.timestamp = at
-        self.epoch = at
-        """What :func:`event_time` returns for it, without reading keys."""
-        self._value = value
+    def __init__(self, records: Any = ()) -> None:
+        self.kinds = array("h")
+        self.procs = array("l")
+        self.times = array("d")
+        self.values: list[Any] = []
+        for kind, proc, at, value in records:
+            self.append(kind, proc, at, value)
 
-    def get(self, key: str, default: Any = None) -> Any:
-        kind, value = self.type, self._value
-        if kind == SUBMIT and key == "DAGNodeName":
-            return value
-        if kind == EXECUTE and key == "SlotName":
-            return value
-        if kind == TERMINATED:
-            if key == "TerminatedNormally":
-                return value >= 0
-            if key == "ReturnValue":
-                return value
-            if key == "TerminatedBySignal":
-                return -value if value < 0 else None
-        if kind == EVICTED and key == "ReasonCode":
-            return value
-        return default  # EventTime absent: event_time() takes .timestamp, already converted
+    def append(self, kind: int, proc: int, at: float, value: Any) -> None:
+        self.kinds.append(kind)
+        self.procs.append(proc)
+        self.times.append(at)
+        self.values.append(value)
+
+    def __len__(self) -> int:
+        return len(self.values)
+
+    def __iter__(self) -> Iterator[tuple[int, int, float, Any]]:
+        return zip(self.kinds, self.procs, self.times, self.values)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CompactEvents) and list(self) == list(other)
+
+    def last_time(self) -> float | None:
+        return self.times[-1] if self.times else None
+
+    def replay_records(self) -> Iterator[tuple[int, int, float, Any, Any]]:
+        """The records :func:`~condor_rlrep.condor.eventlog.replay_cluster`
+        reads: an execute's host from its slot, as ``host_of_execute`` takes it
+        from ``SlotName`` (the reader kept the slot, or the sinful string's
+        alias or address when there was none)."""
+        hosts = _HOSTS
+        for kind, proc, at, value in zip(self.kinds, self.procs, self.times, self.values):
+            if kind == EXECUTE:
+                host = hosts.get(value) if value else None
+                if host is None and value:
+                    slot = str(value)
+                    host = hosts[value] = sys.intern(slot.rsplit("@", 1)[1]) if "@" in slot else slot
+                yield kind, proc, at, value, host
+            elif kind == SUBMIT:
+                yield kind, proc, at, (str(value) if value else None), None
+            else:
+                yield kind, proc, at, value, None
+
+    def to_state(self) -> list[Any]:
+        """Plain data for the checkpoint: the four columns as lists."""
+        return [list(self.kinds), list(self.procs), list(self.times), list(self.values)]
+
+    @classmethod
+    def from_state(cls, state: Any) -> "CompactEvents":
+        """What :meth:`to_state` gave; ValueError for anything else (a
+        checkpoint of the older one-list-per-event layout included)."""
+        kinds, procs, times, values = state
+        if not (len(kinds) == len(procs) == len(times) == len(values)):
+            raise ValueError("compact events: columns of different lengths")
+        out = cls()
+        out.kinds.extend(int(k) for k in kinds)
+        out.procs.extend(int(p) for p in procs)
+        out.times.extend(float(t) for t in times)
+        out.values.extend(values)
+        return out
+
+
+_HOSTS: dict[Any, str] = {}
+"""Slot → its host, shared: a big log names the same few slots 100,000 times."""
 
 
 @dataclass
@@ -149,7 +199,7 @@ class ClusterEvents:
 
     cluster: int
     node: str | None = None
-    events: list[tuple[int, int, float, Any]] | None = field(default_factory=list)
+    events: CompactEvents | None = field(default_factory=CompactEvents)
     """None: dropped from the checkpoint once POST ended (the history holds what they said)."""
     post_code: int | None = None
     """Return value of the node's POST script (016 event); None: no POST seen."""
@@ -157,6 +207,10 @@ class ClusterEvents:
     abort_reasons: dict[int, str] = field(default_factory=dict)
     _history: ClusterHistory | None = field(default=None, repr=False)
     _summary: ClusterSummary | None = field(default=None, repr=False)
+    keep_history: bool = field(default=True, repr=False, compare=False)
+    """Whether :meth:`summary` keeps the history it rebuilds (for a later
+    :meth:`history`); ``status``, which shows summaries only, keeps none of
+    5,000 histories (their invocations and slots) in memory."""
 
     @property
     def compacted(self) -> bool:
@@ -166,7 +220,10 @@ class ClusterEvents:
     def summary(self) -> ClusterSummary:
         """What ``status`` shows of the cluster (cached until new events)."""
         if self._summary is None:
-            self._summary = summarize(self.history(), proc_states(self.events or []))
+            history = self._history
+            if history is None:
+                history = self.history() if self.keep_history or self.events is None else self._replay()
+            self._summary = summarize(history, proc_states(self.events or []))
         return self._summary
 
     def history(self) -> ClusterHistory:
@@ -177,24 +234,25 @@ class ClusterEvents:
         if self._history is None:
             if self.events is None:
                 raise CompactedError(f"cluster {self.cluster}: only its summary was kept")
-            cluster = self.cluster
-            self._history = rebuild_cluster(
-                [_Event(kind, cluster, proc, at, value) for kind, proc, at, value in self.events], cluster
-            )
-            if self._history.node is None:
-                self._history.node = self.node
+            self._history = self._replay()
         return self._history
+
+    def _replay(self) -> ClusterHistory:
+        history = replay_cluster(self.events.replay_records(), self.cluster)  # type: ignore[union-attr]
+        if history.node is None:
+            history.node = self.node
+        return history
 
     @property
     def last_time(self) -> float | None:
         if self.events is None:
             return self.post_time
-        return self.events[-1][2] if self.events else None
+        return self.events.last_time()
 
     def to_state(self) -> tuple[Any, ...]:
         """Plain data for the checkpoint: a cluster whose POST ended as its summary only."""
         finished = self.post_code is not None
-        return (self.cluster, self.node, None if finished else [list(e) for e in self.events or ()],
+        return (self.cluster, self.node, None if finished else (self.events or CompactEvents()).to_state(),
                 self.post_code, self.post_time, [[p, r] for p, r in self.abort_reasons.items()],
                 self.summary().to_state() if finished else None)
 
@@ -202,7 +260,7 @@ class ClusterEvents:
     def from_state(cls, state: Any) -> "ClusterEvents":
         cluster, node, events, post_code, post_time, reasons, summary = state
         entry = cls(int(cluster), None if node is None else str(node),
-                    None if events is None else [(int(k), int(p), float(t), v) for k, p, t, v in events],
+                    None if events is None else CompactEvents.from_state(events),
                     None if post_code is None else int(post_code), opt_float(post_time),
                     {int(p): str(r) for p, r in reasons})
         if events is None:

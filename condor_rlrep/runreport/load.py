@@ -41,7 +41,7 @@ from condor_rlrep.rundir.layout import REAPER_NODE
 
 __all__ = ["RunReader", "RunData", "NodeInfo", "CHECKPOINT_VERSION"]
 
-CHECKPOINT_VERSION = 4
+CHECKPOINT_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -182,6 +182,10 @@ class RunReader:
             current_dagid = str(run_record["dagids"][-1])
         clusters = self.nodelog.clusters_of()
         clusters.pop(REAPER_NODE, None)
+        if self.use_checkpoint:  # ``status``: summaries only (5,000 histories are ~30 MB)
+            for entries in clusters.values():
+                for entry in entries:
+                    entry.keep_history = False
         if run_record is None and fixed:
             # no hook records a run and DAGMan's output is gone: the node log's first submission starts it
             submits = [entry.summary().submit_time for entries in clusters.values() for entry in entries]

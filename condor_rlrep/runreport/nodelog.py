@@ -113,9 +113,7 @@ class NodeLog:
         self._head = head
         count = 0
         try:
-            for event in self._reader.events(stop_after=0):
-                self._add(event)
-                count += 1
+            count = self._read_all()
         except _Recompacted:
             self._reset()
             return self.update()
@@ -160,18 +158,47 @@ class NodeLog:
         complete = rest.startswith(b"...\n") or b"\n...\n" in rest
         return LogTail(offset, offset + len(rest), bool(rest.strip()) and not complete, complete)
 
-    def _add(self, event: Any) -> None:
-        # The event's ClassAd read through the bindings' own item getter when it
-        # is there (:func:`_item_getter`): each key through ``event[key]`` costs
-        # two Python frames, and a big log has 240,000 events of 4-6 keys each.
-        item = _item_getter(event)
+    def _read_all(self) -> int:
+        """Add every event the reader has now; returns how many.
+
+        With the bindings as today (:func:`_fast_next`) each event is taken
+        as the ``(text, ClassAd)`` pair their iterator wraps in a
+        ``JobEvent`` — skipping that object and its ``__next__`` frame — and
+        its keys read through ``classad2``'s C getter; the few events whose
+        node name or POST result is needed become a real ``JobEvent``
+        (:func:`_as_event`). Without those private functions, the public
+        iterator and ``event[key]``: same values, same order."""
+        reader = self._reader.events(stop_after=0)  # the public call sets the no-wait deadline
+        count = 0
+        add = self._add
+        fast = _fast_next(reader)
+        if fast is None:
+            for event in reader:
+                add(_item_of_event, event, event)
+                count += 1
+            return count
+        next_raw, handle, deadline, getter = fast
         try:
-            kind = int(item("EventTypeNumber"))
-            cluster = int(item("Cluster"))
+            while True:
+                text, data = next_raw(reader, handle, deadline)
+                add(getter, data._handle, (text, data))
+                count += 1
+        except StopIteration:  # what ``__next__`` passes on at the end of the log
+            pass
+        return count
+
+    def _add(self, get: Any, handle: Any, raw: Any) -> None:
+        """One event: ``get(handle, key, True)`` reads its keys (``event[key]``,
+        KeyError when absent); ``raw`` is the event, or the bindings' ``(text,
+        ClassAd)`` pair (see :meth:`_read_all`)."""
+        try:
+            kind = int(get(handle, "EventTypeNumber", True))
+            cluster = int(get(handle, "Cluster", True))
         except KeyError:
+            event = _as_event(raw)
             kind, cluster = int(event.type), int(event.cluster)
         if cluster <= 0:
-            self._add_noop(kind, event)
+            self._add_noop(kind, _as_event(raw))
             return
         entry = self.clusters.get(cluster)
         if entry is None:
@@ -180,54 +207,64 @@ class NodeLog:
             raise _Recompacted
         entry._history = entry._summary = None
         try:
-            proc = item("Proc")
+            proc = get(handle, "Proc", True)
         except KeyError:
             proc = -1
-        at = self._time(item, event)
+        try:
+            text = get(handle, "EventTime", True)
+        except KeyError:
+            text = None
+        at = self._times.get(text)
+        if at is None:
+            at = self._time_of(text, _as_event(raw))
         value: Any = None
         if kind == EXECUTE:
             try:
-                value = str(item("SlotName"))
+                value = str(get(handle, "SlotName", True))
                 # one string per slot, not per execute (100,000 of them in a big log)
                 value = self._strings.setdefault(value, value)
             except KeyError:
-                sinful = _get(item, "ExecuteHost")
+                sinful = _get(get, handle, "ExecuteHost")
                 value = None if sinful is None else _slot_from_sinful(str(sinful))
-        elif kind == EVICTED:
-            code = _get(item, "ReasonCode")
-            value = None if code is None else int(code)
+        elif kind == EVICTED:  # the commonest event of a big log after executes: no helper call
+            try:
+                value = int(get(handle, "ReasonCode", True))
+            except KeyError:
+                value = None
         elif kind == SUBMIT:
             # every proc of a cluster carries the same node name: read it once
-            value = entry.node if entry.node is not None else node_name_of(event)
+            value = entry.node if entry.node is not None else node_name_of(_as_event(raw))
             entry.node = value
         elif kind == TERMINATED:
-            if _get(item, "TerminatedNormally"):
-                value = int(_get(item, "ReturnValue", 1))
+            if _get(get, handle, "TerminatedNormally"):
+                value = int(_get(get, handle, "ReturnValue", 1))
             else:
-                value = -int(_get(item, "TerminatedBySignal", 0) or 0) or -1
+                value = -int(_get(get, handle, "TerminatedBySignal", 0) or 0) or -1
         elif kind == ABORTED:
-            reason = _get(item, "Reason")
+            reason = _get(get, handle, "Reason")
             if reason:
                 entry.abort_reasons[proc] = str(reason)[:200]
         elif kind == POST_SCRIPT_TERMINATED:
+            event = _as_event(raw)
             entry.post_code = _post_code(event)
             entry.post_time = at
             if entry.node is None:
                 entry.node = node_name_of(event)
             return  # rebuild_cluster needs only the node name of a 016, kept above
         elif kind == PRESKIP:
-            name = node_name_of(event)
+            name = node_name_of(_as_event(raw))
             if name:
                 self.preskips[name] = at
             return
-        entry.events.append((kind, proc, at, value))
+        events = entry.events  # CompactEvents.append, inlined: one call less per event
+        events.kinds.append(kind)
+        events.procs.append(proc)
+        events.times.append(at)
+        events.values.append(value)
 
-    def _time(self, item: Any, event: Any) -> float:
-        """:func:`event_time`, memoised on the text: events share their seconds."""
-        try:
-            text = item("EventTime")
-        except KeyError:
-            text = None
+    def _time_of(self, text: Any, event: Any) -> float:
+        """:func:`event_time` of ``event`` whose ``EventTime`` is ``text``,
+        memoised on the text: events share their seconds."""
         at = self._times.get(text)
         if at is None:
             at = event_time(event)
@@ -239,7 +276,7 @@ class NodeLog:
 
     def _add_noop(self, kind: int, event: Any) -> None:
         subproc = int(event.get("Subproc", 0) or 0)
-        at = self._time(_item_getter(event), event)
+        at = self._time_of(event.get("EventTime"), event)
         name = node_name_of(event) if kind in (SUBMIT, POST_SCRIPT_TERMINATED, PRESKIP) else None
         if name is None:
             name = self._noop_subprocs.get(subproc)
@@ -321,14 +358,6 @@ def _open_reader(path: str, offset: int) -> Any:
     their unpickling does it."""
     import htcondor2  # here: a warm status whose log is unchanged never needs it
 
-    global _GET_ITEM
-    if _GET_ITEM is None:
-        try:
-            from classad2.classad2_impl import _classad_get_item  # what ClassAd.__getitem__ calls
-        except ImportError:
-            pass
-        else:
-            _GET_ITEM = _classad_get_item
     if offset <= 0:
         return htcondor2.JobEventLog(path)
     reader = htcondor2.JobEventLog.__new__(htcondor2.JobEventLog)
@@ -336,29 +365,62 @@ def _open_reader(path: str, offset: int) -> Any:
     return reader
 
 
-_GET_ITEM: Any = None
-"""``classad2``'s C getter of one key (what ``ClassAd[key]`` calls), or None."""
+def _private_api() -> tuple[Any, Any, Any] | None:
+    """The bindings' private functions behind ``JobEventLog.__next__`` and
+    ``ClassAd.__getitem__``, and the public ``JobEvent`` class; None when a
+    release lacks any of them (then :meth:`NodeLog._read_all` takes the
+    public iterator)."""
+    global _PRIVATE
+    if _PRIVATE is False:
+        try:
+            from classad2.classad2_impl import _classad_get_item
+            from htcondor2 import JobEvent
+            from htcondor2.htcondor2_impl import _job_event_log_next
+        except ImportError:
+            _PRIVATE = None
+        else:
+            _PRIVATE = (_job_event_log_next, _classad_get_item, JobEvent)
+    return _PRIVATE
+
+
+_PRIVATE: Any = False
+"""False: not looked up yet; None: absent; else :func:`_private_api`'s triple."""
 
 _TIMES_KEPT = 100_000
 
 
-def _item_getter(event: Any) -> Any:
-    """``event[key]`` as a one-argument callable: the C getter bound to the
-    event's ClassAd when the bindings have them as today (same value, same
-    KeyError), else the event's own ``__getitem__``."""
-    getter = _GET_ITEM
-    if getter is not None:
-        try:
-            handle = event._data._handle
-        except AttributeError:
-            return event.__getitem__
-        return lambda key: getter(handle, key, True)
-    return event.__getitem__
-
-
-def _get(item: Any, key: str, default: Any = None) -> Any:
+def _fast_next(reader: Any) -> tuple[Any, Any, Any, Any] | None:
+    """``(next_raw, handle, deadline, getter)``: ``next_raw(reader, handle,
+    deadline)`` is what ``reader.__next__`` calls (the next ``(text,
+    ClassAd)``, StopIteration at the end), ``getter(handle, key, True)`` what
+    ``ClassAd[key]`` calls. None when the private API or the reader's
+    attributes are not as today."""
+    api = _private_api()
+    if api is None:
+        return None
     try:
-        return item(key)
+        return api[0], reader._handle, reader._deadline, api[1]
+    except AttributeError:
+        return None
+
+
+def _as_event(raw: Any) -> Any:
+    """The ``JobEvent`` of ``raw``: itself, or built from the ``(text, ClassAd)``
+    pair as ``JobEventLog.__next__`` builds it."""
+    if type(raw) is tuple:
+        text, data = raw
+        return _PRIVATE[2](data, text)
+    return raw
+
+
+def _item_of_event(event: Any, key: str, _raise: bool) -> Any:
+    """The public path's getter, same shape as the C one: ``event[key]``."""
+    return event[key]
+
+
+def _get(get: Any, handle: Any, key: str, default: Any = None) -> Any:
+    try:
+        return get(handle, key, True)
     except KeyError:
         return default
 

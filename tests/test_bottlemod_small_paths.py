@@ -1,0 +1,84 @@
+"""The small-array paths of :mod:`condor_rlrep.bottlemod.combine` (issue 28):
+``recenter`` and ``compose`` on Python floats must give the very bits the
+numpy code gives (same operations, same order), signed zeros included."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from condor_rlrep.bottlemod import PFunc
+from condor_rlrep.bottlemod import combine
+
+VALUES = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 3.0]),
+                   st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False))
+
+
+@st.composite
+def pfuncs(draw: st.DrawFn, max_degree: int = 2) -> PFunc:
+    n = draw(st.integers(0, 6))
+    steps = draw(st.lists(st.floats(1e-3, 50.0), min_size=n, max_size=n))
+    x0 = draw(st.floats(-10.0, 10.0))
+    x = np.cumsum([x0, *steps])
+    if n and not (np.diff(x) > 0).all():
+        x = x0 + np.arange(n + 1, dtype=float)
+    degree = draw(st.integers(0, max_degree))
+    c = np.array(draw(st.lists(st.lists(VALUES, min_size=n, max_size=n), min_size=degree + 1, max_size=degree + 1)),
+                 dtype=float).reshape(degree + 1, n)
+    return PFunc._fast(x, c, draw(VALUES), draw(VALUES))
+
+
+@st.composite
+def increasing_linear(draw: st.DrawFn) -> PFunc:
+    n = draw(st.integers(1, 6))
+    xs = np.cumsum([draw(st.floats(-5.0, 5.0)), *draw(st.lists(st.one_of(st.just(0.0), st.floats(0.01, 20.0)),
+                                                                              min_size=n, max_size=n))])
+    ys = np.cumsum([draw(st.floats(-5.0, 5.0)), *draw(st.lists(st.sampled_from([0.0, 0.5, 1.0, 2.0, 7.25]),
+                                                                min_size=n, max_size=n))])
+    return PFunc.from_points(xs.tolist(), ys.tolist())
+
+
+def _bits(fields: tuple) -> tuple:
+    x, c, left, end = fields
+    return (np.asarray(x).tobytes(), np.asarray(c).shape, np.asarray(c).tobytes(),
+            np.float64(left).tobytes(), np.float64(end).tobytes())
+
+
+@settings(max_examples=300, deadline=None)
+@given(f=pfuncs(), points=st.lists(st.floats(-20.0, 400.0), max_size=8), extra=st.integers(0, 2))
+def test_recenter_small_gives_the_numpy_bits(f: PFunc, points: list[float], extra: int) -> None:
+    at = np.asarray(points, dtype=float)
+    k = f.degree + extra
+    small = combine.recenter(f, at, k)
+    saved, combine._SMALL = combine._SMALL, -1
+    try:
+        big = combine.recenter(f, at, k)
+    finally:
+        combine._SMALL = saved
+    assert small.shape == big.shape and small.tobytes() == big.tobytes()
+
+
+@settings(max_examples=300, deadline=None)
+@given(outer=pfuncs(), inner=increasing_linear())
+def test_compose_small_gives_the_numpy_bits(outer: PFunc, inner: PFunc) -> None:
+    small = combine.compose(outer, inner)
+    saved, combine._SMALL = combine._SMALL, -1
+    try:
+        big = combine.compose(outer, inner)
+    finally:
+        combine._SMALL = saved
+    assert _bits(small) == _bits(big)
+
+
+def test_the_small_paths_are_the_ones_taken_on_small_models() -> None:
+    f = PFunc.from_points([0, 1, 3], [0, 2, 2])
+    calls = []
+    real = combine._recenter_small
+    combine._recenter_small = lambda *a: calls.append(a) or real(*a)  # type: ignore[assignment]
+    try:
+        combine.recenter(f, np.array([0.5, 2.0]), 1)
+    finally:
+        combine._recenter_small = real  # type: ignore[assignment]
+    assert calls
