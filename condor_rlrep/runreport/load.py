@@ -137,6 +137,11 @@ def _complete_jobstate(files: RunFiles, *, finished: bool, warnings: list[str]) 
     reaper translates live (:mod:`condor_rlrep.rundir.jobstatelog`)."""
     if not getattr(files.settings, "jobstate_log", None):
         return
+    try:
+        if os.stat(files.context).st_uid != os.geteuid():
+            return  # another user's run: read, never written
+    except OSError:
+        return
     from condor_rlrep.rundir.jobstatelog import follow_jobstate
 
     try:
