@@ -281,6 +281,39 @@ def test_item5_the_jobstate_log_says_what_the_plain_runs_does(pool: Pool, monito
     assert jobstate_events(inst / "w.jobstate.log") == jobstate_events(plain / "w.jobstate.log")
 
 
+FEATURED = dict(MONITORED, **{
+    "post.sh": "#!/bin/sh\n# the user's own POST: accepts what the job did\nexit $1\n",
+    "b.sh": "#!/bin/sh\n# fails its first attempt, succeeds on the retry\n[ \"$1\" -gt 0 ]\n",
+    "b.sub": ("executable = b.sh\narguments = $(RETRY)\nshould_transfer_files = NO\nrequest_memory = 32MB\n"
+              "request_disk = 1MB\nqueue\n"),
+    "f.sub": ("executable = /bin/true\nshould_transfer_files = NO\nrequest_memory = 32MB\nrequest_disk = 1MB\n"
+              "queue\n"),
+    "w.dag": ("JOB A a.sub\nSCRIPT POST A post.sh $RETURN\nJOB B b.sub\nRETRY B 1\nFINAL F f.sub\n"
+              "PARENT A CHILD B\nVARS A rlrep_estimate=\"30\"\nVARS B rlrep_estimate=\"30\"\n"
+              "JOBSTATE_LOG w.jobstate.log\n"),
+})
+
+
+def test_item5_a_users_post_a_retry_and_a_final_node_read_as_in_the_plain_run(pool: Pool) -> None:
+    """PRE on every node (``--always-pre``), A's own POST, B failing once then retried, a FINAL node
+    left alone that runs after the reaper has gone: after ``status``, node for node the plain run's lines."""
+    plain, inst = twins(pool, "issue23-monitor-featured", FEATURED)
+    plain_exit, inst_exit, copy = run_both(pool, plain, inst, "--policy", "fixed:2", "--always-pre")
+    assert (plain_exit, inst_exit) == (0, 0), "\n".join(hooks_log(copy))
+    pool.rlrep("status", "run/w.rlrep.dag", cwd=inst)
+    assert jobstate_events(plain / "w.jobstate.log") == {
+        "A": ["SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS 0",
+              "POST_SCRIPT_STARTED", "POST_SCRIPT_TERMINATED", "POST_SCRIPT_SUCCESS"],
+        "B": ["SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_FAILURE 1",
+              "SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS 0"],
+        "F": ["SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS 0"]}
+    assert jobstate_events(inst / "w.jobstate.log") == jobstate_events(plain / "w.jobstate.log")
+    assert internal_lines(inst / "w.jobstate.log") == internal_lines(plain / "w.jobstate.log")
+    seqs = [line.split()[-1] for line in (plain / "w.jobstate.log").read_text().splitlines() if "INTERNAL" not in line]
+    assert [line.split()[-1] for line in (inst / "w.jobstate.log").read_text().splitlines()
+            if "INTERNAL" not in line] == seqs
+
+
 @pytest.fixture(scope="module")
 def monitored_failing(pool: Pool) -> tuple[Path, Path]:
     """As :func:`monitored`, but B's job fails: DAGMan fails the DAG and removes the reaper."""
