@@ -70,7 +70,8 @@ class JobstateTranslator:
         """SEQ numbers of hidden nodes in this DAGMan."""
         self.replicated: set[int] = {int(c) for c in state.get("replicated", [])}
         self.kept: dict[str, list[str]] = {k: list(v) for k, v in dict(state.get("kept", {})).items()}
-        """Cluster (as text) → the once-kept events already written (SUBMIT, EXECUTE)."""
+        """Cluster (as text) → the once-kept events already written (SUBMIT, EXECUTE) and
+        ``proc-id@time`` of each replica's JOB_TERMINATED (the kept one's is written at the attempt's end)."""
         self.attempt: dict[str, int] = {str(k): int(v) for k, v in dict(state.get("attempt", {})).items()}
         """Node → the cluster of its latest SUBMIT (the attempt a JOB_SUCCESS/JOB_FAILURE line closes)."""
         self.ended: dict[str, int] = {str(k): int(v) for k, v in dict(state.get("ended", {})).items()}
@@ -137,6 +138,8 @@ class JobstateTranslator:
                 seen.append(event)
             return [words]
         if cluster in self.replicated:
+            if event == "JOB_TERMINATED":
+                self.kept.setdefault(str(cluster), []).append(f"{arg}@{words[0]}")  # when each replica ended
             return []  # a replica's own end, eviction, hold…: the attempt's end says the node's
         return [words]
 
@@ -151,15 +154,17 @@ class JobstateTranslator:
         if outcome is None and not final:
             return None
         self.ended[node] = cluster
-        self.kept.pop(str(cluster), None)
+        seen = self.kept.pop(str(cluster), [])
         if outcome is None:
             return [words]  # the node log no longer says: DAGMan's own line
         winner, failure = outcome
-        if winner is not None:
-            return [_with(words, "JOB_TERMINATED", f"{cluster}.{winner}"), _with(words, "JOB_SUCCESS", "0")]
-        if failure is not None:
-            return [_with(words, "JOB_TERMINATED", f"{cluster}.{failure[0]}"), _with(words, "JOB_FAILURE", str(failure[1]))]
-        return [words]
+        kept, verdict = (winner, ("JOB_SUCCESS", "0")) if winner is not None else (
+            (failure[0], ("JOB_FAILURE", str(failure[1]))) if failure is not None else (None, None))
+        if kept is None or verdict is None:
+            return [words]
+        job = f"{cluster}.{kept}"
+        when = next((item.split("@", 1)[1] for item in seen if item.startswith(job + "@")), words[0])
+        return [[when, *_with(words, "JOB_TERMINATED", job)[1:]], _with(words, *verdict)]
 
     def _renumbered(self, words: list[str]) -> str:
         if self.hidden_seqs and words[-1].isdigit():

@@ -18,6 +18,15 @@ end). It also stops on SIGTERM (DAGMan removing it: the DAG failed or was
 removed), SIGINT, when the stop file (default ``<ctx>/reaper.stop``)
 appears, or when DAGMan writes the DAG's ``.metrics`` file (it does so as it
 exits).
+
+When the DAG names a ``JOBSTATE_LOG`` it writes the user's file from
+DAGMan's internal one on every poll (:mod:`condor_rlrep.rundir.jobstatelog`),
+and before ending by itself waits, :data:`JOBSTATE_CATCH_UP` seconds at most,
+for DAGMan to log the end of every watched node's last attempt (DAGMan does
+so before running the node's POST, so the reaper still ends before DAGMan
+can). Removed by DAGMan, it translates up to ``DAGMAN_FINISHED``, which
+DAGMan writes just after removing it. What DAGMan writes after a reaper that
+ended by itself is left to ``status``/``report``.
 """
 
 from __future__ import annotations
@@ -180,7 +189,10 @@ def _follow(jobstate: Any, reaper: Any, hooklog: HookLog, *, final: bool = False
 
 
 def _written(jobstate: Any, reaper: Any, watch: set[str]) -> bool:
-    """Every watched node's latest attempt has its end in the user's JOBSTATE_LOG."""
+    """Every watched node's latest attempt has its end in the user's JOBSTATE_LOG
+    (or writing it fails: then there is nothing to wait for)."""
+    if getattr(jobstate, "failed", False):
+        return True
     latest: dict[str, int] = {}
     for cluster, node in reaper.nodes.items():
         if node in watch:
