@@ -211,8 +211,10 @@ def _finish_jobstate(jobstate: Any, reaper: Any, hooklog: HookLog, sleep: Any, g
             pass
         _follow(jobstate, reaper, hooklog, final=True)
         if jobstate.finished or time.time() >= deadline:
-            return
+            break
         sleep(0.2)
+    hooklog.line("REAPER", None, f"JOBSTATE_LOG {jobstate.user_path} "
+                 + ("written up to DAGMAN_FINISHED" if jobstate.finished else "not finished: DAGMan had not ended it"))
 
 
 class _AcceptedNodes:
