@@ -191,6 +191,11 @@ def test_item4_status_files_are_the_ones_dagman_would_write(tmp_path: Path) -> N
     assert expected["NODE_STATUS_FILE"] == (str(user / "first.status"),)
     # the copy must write the same ones, wherever condor_submit_dag is run for it
     assert all(os.path.isabs(value[0]) for value in copy.values()), copy
+    # DAGMan writes the copy's JOBSTATE_LOG into the run folder, which the reaper translates into the user's
+    # (item 5): the user's is the one the plain DAG would write
+    context = tmp_path / "run" / "w.rlrep.dag.rlrep"
+    assert copy.pop("JOBSTATE_LOG") == (str(context / "jobstate.log"),)
+    assert json.loads((context / "hooks.json").read_text())["jobstate_log"] == expected.pop("JOBSTATE_LOG")[0]
     assert copy == expected
 
 

@@ -132,7 +132,11 @@ def test_item4_the_copy_writes_the_users_status_files(pool: Pool) -> None:
     assert plain == {user / "first.status", user / "first.jobstate.log", user / "w.dot.0"}
     assert "does not override existing value of first.status" in dagman_out(user / "w.dag")
     copy = _written_by_dagman(pool, base / "run" / "w.rlrep.dag", [user, base / "run"])
-    assert copy == plain
+    # DAGMan writes the copy's JOBSTATE_LOG in the run folder; the reaper (not run by -Dot) writes the user's
+    # from it (item 5), to the path the plain DAG uses
+    context = base / "run" / "w.rlrep.dag.rlrep"
+    assert copy == plain - {user / "first.jobstate.log"} | {context / "jobstate.log"}
+    assert json.loads((context / "hooks.json").read_text())["jobstate_log"] == str(user / "first.jobstate.log")
 
 
 # -- item 18 -----------------------------------------------------------------
@@ -254,12 +258,78 @@ def test_item5_the_final_node_status_file_says_what_the_plain_runs_does(monitore
     assert node_statuses(inst / "w.status") == node_statuses(plain / "w.status")
 
 
-@xfail(5, "the user's JOBSTATE_LOG is written by DAGMan, which logs every replica (SUBMIT/EXECUTE per proc; a "
-          "removed loser's JOB_EVICTED, JOB_ABORTED and the node's JOB_FAILURE -1002 instead of JOB_SUCCESS 0), the "
-          "POST hook as POST_SCRIPT_* and the reaper as node RLREP_REAPER; no process of condor-rlrep outlives "
-          "DAGMan's last line to rewrite it (README: 'What your monitoring sees')")
-def test_item5_the_jobstate_log_says_what_the_plain_runs_does(monitored: tuple[Path, Path]) -> None:
+def internal_lines(path: Path) -> list[str]:
+    """DAGMan's own INTERNAL events of a JOBSTATE_LOG (DAGMAN_STARTED's argument, DAGMan's job id, left out)."""
+    return [" ".join(line.split()[3:4]) + ("" if "STARTED" in line else " " + line.split()[4])
+            for line in path.read_text().splitlines() if line.split()[1:2] == ["INTERNAL"]]
+
+
+def test_item5_the_jobstate_log_says_what_the_plain_runs_does(pool: Pool, monitored: tuple[Path, Path]) -> None:
     plain, inst = monitored
     assert jobstate_events(plain / "w.jobstate.log") == {
         node: ["SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS 0"] for node in ("A", "B")}
+    # written live by the reaper, which has ended before DAGMan: every node is there when DAGMan exits
     assert jobstate_events(inst / "w.jobstate.log") == jobstate_events(plain / "w.jobstate.log")
+    seqs = {line.split()[1]: line.split()[-1] for line in (inst / "w.jobstate.log").read_text().splitlines()
+            if "INTERNAL" not in line}
+    assert seqs == {"A": "1", "B": "2"}  # the reaper's submission is not counted, as in the plain run
+    # what DAGMan wrote after the reaper had gone (DAGMAN_FINISHED) is completed by status, once
+    pool.rlrep("status", "run/w.rlrep.dag", cwd=inst)
+    pool.rlrep("status", "run/w.rlrep.dag", cwd=inst)
+    assert internal_lines(plain / "w.jobstate.log") == ["DAGMAN_STARTED", "DAGMAN_FINISHED 0"]
+    assert internal_lines(inst / "w.jobstate.log") == internal_lines(plain / "w.jobstate.log")
+    assert jobstate_events(inst / "w.jobstate.log") == jobstate_events(plain / "w.jobstate.log")
+
+
+FEATURED = dict(MONITORED, **{
+    "post.sh": "#!/bin/sh\n# the user's own POST: accepts what the job did\nexit $1\n",
+    "b.sh": "#!/bin/sh\n# fails its first attempt, succeeds on the retry\n[ \"$1\" -gt 0 ]\n",
+    "b.sub": ("executable = b.sh\narguments = $(RETRY)\nshould_transfer_files = NO\nrequest_memory = 32MB\n"
+              "request_disk = 1MB\nqueue\n"),
+    "f.sub": ("executable = /bin/true\nshould_transfer_files = NO\nrequest_memory = 32MB\nrequest_disk = 1MB\n"
+              "queue\n"),
+    "w.dag": ("JOB A a.sub\nSCRIPT POST A post.sh $RETURN\nJOB B b.sub\nRETRY B 1\nFINAL F f.sub\n"
+              "PARENT A CHILD B\nVARS A rlrep_estimate=\"30\"\nVARS B rlrep_estimate=\"30\"\n"
+              "JOBSTATE_LOG w.jobstate.log\n"),
+})
+
+
+def test_item5_a_users_post_a_retry_and_a_final_node_read_as_in_the_plain_run(pool: Pool) -> None:
+    """PRE on every node (``--always-pre``), A's own POST, B failing once then retried, a FINAL node
+    left alone that runs after the reaper has gone: after ``status``, node for node the plain run's lines."""
+    plain, inst = twins(pool, "issue23-monitor-featured", FEATURED)
+    plain_exit, inst_exit, copy = run_both(pool, plain, inst, "--policy", "fixed:2", "--always-pre")
+    assert (plain_exit, inst_exit) == (0, 0), "\n".join(hooks_log(copy))
+    pool.rlrep("status", "run/w.rlrep.dag", cwd=inst)
+    assert jobstate_events(plain / "w.jobstate.log") == {
+        "A": ["SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS 0",
+              "POST_SCRIPT_STARTED", "POST_SCRIPT_TERMINATED", "POST_SCRIPT_SUCCESS"],
+        "B": ["SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_FAILURE 1",
+              "SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS 0"],
+        "F": ["SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS 0"]}
+    assert jobstate_events(inst / "w.jobstate.log") == jobstate_events(plain / "w.jobstate.log")
+    assert internal_lines(inst / "w.jobstate.log") == internal_lines(plain / "w.jobstate.log")
+    seqs = [line.split()[-1] for line in (plain / "w.jobstate.log").read_text().splitlines() if "INTERNAL" not in line]
+    assert [line.split()[-1] for line in (inst / "w.jobstate.log").read_text().splitlines()
+            if "INTERNAL" not in line] == seqs
+
+
+@pytest.fixture(scope="module")
+def monitored_failing(pool: Pool) -> tuple[Path, Path]:
+    """As :func:`monitored`, but B's job fails: DAGMan fails the DAG and removes the reaper."""
+    failing = dict(MONITORED, **{"b.sub": MONITORED["b.sub"].replace("/bin/true", "/bin/false")})
+    plain, inst = twins(pool, "issue23-monitor-fails", failing)
+    plain_exit, inst_exit, copy = run_both(pool, plain, inst, "--policy", "fixed:2")
+    assert (plain_exit, inst_exit) == (1, 1), "\n".join(hooks_log(copy))
+    return plain, inst
+
+
+def test_item5_a_failed_dags_jobstate_log_is_complete_without_status(monitored_failing: tuple[Path, Path]) -> None:
+    plain, inst = monitored_failing
+    assert jobstate_events(plain / "w.jobstate.log") == {
+        "A": ["SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_SUCCESS 0"],
+        "B": ["SUBMIT", "EXECUTE", "JOB_TERMINATED", "JOB_FAILURE 1"]}
+    # removed with the failed DAG, the reaper translates up to DAGMAN_FINISHED before it goes
+    assert jobstate_events(inst / "w.jobstate.log") == jobstate_events(plain / "w.jobstate.log")
+    assert internal_lines(inst / "w.jobstate.log") == internal_lines(plain / "w.jobstate.log") == [
+        "DAGMAN_STARTED", "DAGMAN_FINISHED 1"]

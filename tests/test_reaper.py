@@ -282,3 +282,38 @@ def test_run_reaper_started_after_the_accepting_post_ends_at_once(tmp_path: Path
     polls: list[float] = []
     assert run_reaper([f"--ctx={context}"], schedd=FakeSchedd(), sleep=polls.append) == 0
     assert polls == [] and "all 1 replicable node(s) finished" in (context / "hooks.log").read_text()
+
+
+def test_run_reaper_writes_the_users_jobstate_log_and_waits_for_the_nodes_end_line(tmp_path: Path) -> None:
+    """Issue 23 item 5: the reaper translates DAGMan's internal JOBSTATE_LOG into
+    the user's as it goes, and, once its node has finished, waits for DAGMan
+    to log that node's end before it ends (DAGMan does so before the POST)."""
+    context = tmp_path / "w.dag.rlrep"
+    context.mkdir()
+    user = tmp_path / "w.jobstate.log"
+    HookSettings(dag=str(tmp_path / "w.dag"), policy="fixed:2", jobstate_log=str(user), reaper_node="RLREP_REAPER",
+                 user_scripts={"PRE": [], "POST": []}).save(str(context))
+    (context / "replicable.txt").write_text("A\n")
+    internal = context / "jobstate.log"
+    internal.write_text(f"{T0:.0f} INTERNAL *** DAGMAN_STARTED 1.0 ***\n{T0:.0f} RLREP_REAPER SUBMIT 2.0 - - 1\n"
+                        f"{T0:.0f} A SUBMIT 3.0 - - 2\n{T0:.0f} A SUBMIT 3.1 - - 2\n")
+    w = EventLogWriter(tmp_path / "w.dag.nodes.log")
+    for proc in range(2):
+        w.submit(3, proc, T0, "A")
+    polls: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        polls.append(seconds)
+        if len(polls) == 1:
+            w.terminate(3, 1, T0 + 3, exit_code=0)  # replica 1 wins; the reaper removes replica 0
+            w.abort(3, 0, T0 + 4)
+        if len(polls) == 4:  # DAGMan's next scan: the node's end, before its POST
+            with internal.open("a") as handle:
+                handle.write(f"{T0 + 3:.0f} A JOB_TERMINATED 3.1 - - 2\n{T0 + 4:.0f} A JOB_EVICTED 3.0 - - 2\n"
+                             f"{T0 + 4:.0f} A JOB_ABORTED 3.0 - - 2\n{T0 + 4:.0f} A JOB_FAILURE -1002 - - 2\n")
+        assert len(polls) < 10, "the reaper should have ended"
+
+    assert run_reaper([f"--ctx={context}", "--interval=0.2"], schedd=FakeSchedd(), sleep=sleep) == 0
+    assert len(polls) == 4  # it waited for the node's end line
+    assert user.read_text() == (f"{T0:.0f} INTERNAL *** DAGMAN_STARTED 1.0 ***\n{T0:.0f} A SUBMIT 3.0 - - 1\n"
+                                f"{T0 + 3:.0f} A JOB_TERMINATED 3.1 - - 1\n{T0 + 4:.0f} A JOB_SUCCESS 0 - - 1\n")

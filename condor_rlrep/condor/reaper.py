@@ -94,6 +94,8 @@ class Reaper:
         self.done_nodes: set[str] = set()
         """Nodes with a finished cluster that had a successful proc (or skipped by PRE_SKIP)."""
         self.aborted: dict[int, set[int]] = {}
+        self.first_failure: dict[int, tuple[int, int]] = {}
+        """Cluster → (proc, exit code) of its first proc that exited non-zero."""
         self.errors = 0
         self._retry: dict[int, int] = {}
 
@@ -181,8 +183,22 @@ class Reaper:
                     if cluster not in self.winners:
                         self.winners[cluster] = proc
                         fresh[cluster] = proc
+                elif kind == TERMINATED and event.get("TerminatedNormally"):
+                    self.first_failure.setdefault(cluster, (proc, int(event.get("ReturnValue"))))
                 self._note_node_end(cluster)
         return fresh
+
+    def observe(self) -> None:
+        """Read new events without removing anything (a reader of a finished run)."""
+        self._consume(self._events())
+
+    def outcome(self, cluster: int) -> tuple[int | None, tuple[int, int] | None] | None:
+        """(winner, first failure) of ``cluster`` once every proc has ended, else None
+        (:class:`condor_rlrep.condor.jobstate.Verdicts`)."""
+        procs = self.procs.get(cluster)
+        if not procs or not procs <= self.finished.get(cluster, set()):
+            return None
+        return self.winners.get(cluster), self.first_failure.get(cluster)
 
     def _note_node_end(self, cluster: int) -> None:
         procs = self.procs.get(cluster)

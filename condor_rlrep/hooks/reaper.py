@@ -18,6 +18,15 @@ end). It also stops on SIGTERM (DAGMan removing it: the DAG failed or was
 removed), SIGINT, when the stop file (default ``<ctx>/reaper.stop``)
 appears, or when DAGMan writes the DAG's ``.metrics`` file (it does so as it
 exits).
+
+When the DAG names a ``JOBSTATE_LOG`` it writes the user's file from
+DAGMan's internal one on every poll (:mod:`condor_rlrep.rundir.jobstatelog`),
+and before ending by itself waits, :data:`JOBSTATE_CATCH_UP` seconds at most,
+for DAGMan to log the end of every watched node's last attempt (DAGMan does
+so before running the node's POST, so the reaper still ends before DAGMan
+can). Removed by DAGMan, it translates up to ``DAGMAN_FINISHED``, which
+DAGMan writes just after removing it. What DAGMan writes after a reaper that
+ended by itself is left to ``status``/``report``.
 """
 
 from __future__ import annotations
@@ -103,12 +112,23 @@ def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sle
     reaper = Reaper(log_path, schedd=schedd, on_line=lambda line: hooklog.line("REAPER", None, line))
 
     accepted = _AcceptedNodes(context) if context and watch else None
+    jobstate = _jobstate_follower(context, settings, hooklog)
+    caught_up = {"by": None}
 
     def should_stop() -> bool:
+        if jobstate is not None:
+            _follow(jobstate, reaper, hooklog)
         if why["stop"]:
             return True
         if watch is not None and (watch <= reaper.done_nodes
                                   or (accepted is not None and watch - reaper.done_nodes <= accepted.update(reaper.nodes))):
+            if jobstate is not None and not _written(jobstate, reaper, watch):
+                # DAGMan logs a node's end (JOB_SUCCESS/JOB_FAILURE) at its next
+                # node-log scan, before the node's POST: wait for it (bounded) so
+                # that the user's JOBSTATE_LOG tells of every node we replicated.
+                caught_up["by"] = caught_up["by"] or time.time() + JOBSTATE_CATCH_UP
+                if time.time() < caught_up["by"]:
+                    return False
             why["stop"] = f"all {len(watch)} replicable node(s) finished"
             return True
         if stop_file and os.path.exists(stop_file):
@@ -136,9 +156,65 @@ def run_reaper(argv: Sequence[str], *, schedd: Any = None, sleep: Any = time.sle
     if settings is not None and context is not None:
         if why["stop"].startswith("signal"):
             _close_removed(context, settings, reaper, hooklog, sleep)
+            if jobstate is not None:
+                _finish_jobstate(jobstate, reaper, hooklog, sleep)
+        elif jobstate is not None:
+            _follow(jobstate, reaper, hooklog)
         _flush_spool(context, settings, hooklog)
     hooklog.line("REAPER", None, f"stopped ({why['stop']}); {reaper.summary()}")
     return 0
+
+
+JOBSTATE_CATCH_UP = 15.0
+"""Seconds the reaper waits, once its nodes have finished, for DAGMan to log their ends."""
+
+
+def _jobstate_follower(context: str | None, settings: Any, hooklog: HookLog) -> Any:
+    if context is None or settings is None or not getattr(settings, "jobstate_log", None):
+        return None
+    from condor_rlrep.rundir.jobstatelog import JobstateFollower
+
+    return JobstateFollower(context, settings)
+
+
+def _follow(jobstate: Any, reaper: Any, hooklog: HookLog, *, final: bool = False) -> None:
+    """Translate DAGMan's new JOBSTATE_LOG lines; a failure is logged and
+    changes nothing else (the user's file then lags; ``status`` completes it)."""
+    try:
+        jobstate.poll(reaper, final=final)
+    except Exception as err:
+        if not getattr(jobstate, "failed", False):
+            jobstate.failed = True
+            hooklog.line("REAPER", None, f"JOBSTATE_LOG {jobstate.user_path} not written: {err}")
+
+
+def _written(jobstate: Any, reaper: Any, watch: set[str]) -> bool:
+    """Every watched node's latest attempt has its end in the user's JOBSTATE_LOG
+    (or writing it fails: then there is nothing to wait for)."""
+    if getattr(jobstate, "failed", False):
+        return True
+    latest: dict[str, int] = {}
+    for cluster, node in reaper.nodes.items():
+        if node in watch:
+            latest[node] = max(cluster, latest.get(node, 0))
+    return all(jobstate.ended.get(node) == cluster for node, cluster in latest.items())
+
+
+def _finish_jobstate(jobstate: Any, reaper: Any, hooklog: HookLog, sleep: Any, grace: float = 2.0) -> None:
+    """Removed with the DAG: DAGMan writes DAGMAN_FINISHED as it exits, just
+    after removing us; translate up to it while the starter lets us."""
+    deadline = time.time() + grace
+    while True:
+        try:
+            reaper.observe()
+        except Exception:  # noqa: BLE001 - the verdicts already read still serve
+            pass
+        _follow(jobstate, reaper, hooklog, final=True)
+        if jobstate.finished or time.time() >= deadline:
+            break
+        sleep(0.2)
+    hooklog.line("REAPER", None, f"JOBSTATE_LOG {jobstate.user_path} "
+                 + ("written up to DAGMAN_FINISHED" if jobstate.finished else "not finished: DAGMan had not ended it"))
 
 
 class _AcceptedNodes:

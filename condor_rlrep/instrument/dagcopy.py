@@ -119,6 +119,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
             tolerance=tolerance, dag_mode=dag_mode,
         )
         tally = _Tally()
+        user_scripts = {kind: sorted(n.name for n in workflow.nodes.values() if kind in n.scripts) for kind in ("PRE", "POST")}
         for node in workflow.nodes.values():
             _instrument_node(workflow, node, src_dir, wiring, tally)
 
@@ -128,8 +129,11 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         if fixed != 1:  # one replica per node: no surplus to remove, no decision to close
             from condor_rlrep.store.location import is_url
 
-            add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval,
-                       server_store=store_path is not None and is_url(store_path))
+            reaper_node = add_reaper(workflow, hooks["reaper"], context, opts.reaper_interval,
+                                     server_store=store_path is not None and is_url(store_path))
+            user_jobstate, workflow.jobstate_log = internal_jobstate(workflow.jobstate_log, context)
+        else:
+            reaper_node = user_jobstate = None
         write_dag(workflow, dst, allow_any_node_name_characters=spliced)
         _narrow(dst, dag_mode)
         write_atomic(os.path.join(context, REPLICABLE_FILE), "".join(f"{name}\n" for name in tally.replicated),
@@ -143,6 +147,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
             store_timeout=float(opts.store_timeout), allow_any_node_name_characters=spliced,
             fixed_without_pre={name: int(fixed) for name in tally.without_pre} if fixed else {},
             without_post=[name for name in tally.without_post if "POST" not in workflow.nodes[name].scripts],
+            jobstate_log=user_jobstate, reaper_node=reaper_node, user_scripts=user_scripts,
         )
         settings.fixed_replicas()  # validates fixed:K
         _narrow(settings.save(context), 0o600)  # names the store: private, like it
@@ -295,6 +300,17 @@ def _absolute_output_paths(workflow: Workflow, src_dir: str) -> None:
                 if word.upper() == "INCLUDE" and not words[i + 1].startswith(('"', "'")):
                     words[i + 1] = os.path.join(src_dir, words[i + 1])
             workflow.dot = " ".join(words)
+
+
+def internal_jobstate(user_path: str | None, context: str) -> tuple[str | None, str | None]:
+    """(the user's JOBSTATE_LOG, the one DAGMan writes): with replicas DAGMan
+    logs every replica and our hooks, so it writes an internal file that the
+    reaper translates into the user's (:mod:`condor_rlrep.rundir.jobstatelog`)."""
+    if user_path is None:
+        return None, None
+    from condor_rlrep.rundir.jobstatelog import INTERNAL_JOBSTATE
+
+    return user_path, os.path.join(context, INTERNAL_JOBSTATE)
 
 
 def _narrow(path: str, mode: int) -> None:

@@ -173,8 +173,8 @@ def submit_literal(text: str) -> str:
     return text.replace("$", "$(DOLLAR)")
 
 
-def add_reaper(workflow: Workflow, executable: str, context: str, interval: float, *, server_store: bool = False) -> None:
-    """The reaper's SERVICE node and its submit file (``<ctx>/reaper.sub``)."""
+def add_reaper(workflow: Workflow, executable: str, context: str, interval: float, *, server_store: bool = False) -> str:
+    """The reaper's SERVICE node and its submit file (``<ctx>/reaper.sub``); the node's name."""
     from condor_rlrep.atomic import write_atomic
 
     name = REAPER_NODE
@@ -202,3 +202,4 @@ def add_reaper(workflow: Workflow, executable: str, context: str, interval: floa
         mode=0o600,  # what DAGMan runs as the user: the user's alone, whatever the umask
     )
     workflow.nodes[name] = Node(name=name, kind="SERVICE", submit=submit, directory=context)
+    return name

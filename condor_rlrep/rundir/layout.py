@@ -21,6 +21,9 @@
   unavailable), each with the store (and decision identity, or node attempt key)
   it belongs to (:mod:`condor_rlrep.hooks.spool`)
 * ``reaper.sub``        – the SERVICE node running the reaper
+* ``jobstate.log``      – DAGMan's JOBSTATE_LOG, when the user's DAG has one;
+  ``jobstate.json``/``.lock`` where its translation into the user's file is
+  (:mod:`condor_rlrep.rundir.jobstatelog`)
 
 Node names become file names through :func:`node_file_stem` (injective).
 """
@@ -125,6 +128,9 @@ class HookSettings:
         "allow_any_node_name_characters": False,
         "fixed_without_pre": {},  # node -> K: a fixed policy's node whose description instrument wrote (no PRE)
         "without_post": [],       # nodes with no POST script at all (one replica): DAGMan's verdict is the job's
+        "jobstate_log": None,     # the user's JOBSTATE_LOG (absolute); DAGMan writes <ctx>/jobstate.log (rundir/jobstatelog.py)
+        "reaper_node": None,      # the reaper's SERVICE node name (None: no reaper)
+        "user_scripts": {},       # "PRE"/"POST" -> nodes with a script of the user's of that kind
     }
 
     def __init__(self, **values: Any):

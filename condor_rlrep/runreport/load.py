@@ -115,6 +115,41 @@ class RunData:
         return None
 
 
+class _LazyVerdicts:
+    """The node log's verdicts, read only if a replicated attempt's end needs one."""
+
+    def __init__(self, node_log: str):
+        self.node_log = node_log
+        self._reaper: Any = None
+
+    def outcome(self, cluster: int) -> Any:
+        if self._reaper is None:
+            from condor_rlrep.condor.reaper import Reaper
+
+            self._reaper = Reaper(self.node_log)
+            self._reaper.observe()
+        return self._reaper.outcome(cluster)
+
+
+def _complete_jobstate(files: RunFiles, *, finished: bool, warnings: list[str]) -> None:
+    """Write into the user's JOBSTATE_LOG what DAGMan logged after the reaper
+    had gone (DAGMAN_FINISHED, …): ``status``/``report`` finish what the
+    reaper translates live (:mod:`condor_rlrep.rundir.jobstatelog`)."""
+    if not getattr(files.settings, "jobstate_log", None):
+        return
+    try:
+        if os.stat(files.context).st_uid != os.geteuid():
+            return  # another user's run: read, never written
+    except OSError:
+        return
+    from condor_rlrep.rundir.jobstatelog import follow_jobstate
+
+    try:
+        follow_jobstate(files.context, files.settings, _LazyVerdicts(files.node_log), final=finished)
+    except Exception as err:  # noqa: BLE001 - the report does not depend on it
+        warnings.append(f"JOBSTATE_LOG {files.settings.jobstate_log} not brought up to date: {err}")
+
+
 class RunReader:
     """The run of instrumented DAG ``dag`` (see the module doc)."""
 
@@ -164,6 +199,7 @@ class RunReader:
                                 "(an event it cannot parse)", path=self.files.node_log)
         complete_needed = (not running) if require_complete is None else require_complete
         warnings: list[str] = []
+        _complete_jobstate(self.files, finished=session is not None and not running, warnings=warnings)
         if tail is not None and tail.partial:
             if complete_needed:
                 raise RunInputError(f"truncated node log: the last event (from byte {tail.offset} of {tail.size}) "
