@@ -113,6 +113,11 @@ class Parser(ParseState):
     def file_pass(self, scope: Scope, lines: list[str], path: str | None, file_dir: str) -> Iterator[Iterator[Any]]:
         """Pass 1 over one file: define nodes, splices, descriptions; defer the rest.
 
+        ``file_dir`` is DAGMan's working directory while it reads the file
+        (the top DAG's directory, joined with the DIR of each enclosing
+        splice): INCLUDE and SPLICE files are relative to it, not to the
+        directory of the file naming them.
+
         A generator: for an INCLUDE or SPLICE it yields the generator that
         reads the named file (:meth:`run_file` runs it) and goes on afterwards.
 
@@ -379,9 +384,10 @@ class Parser(ParseState):
         if len(raws) > 2:
             raise self.syntax("INCLUDE", f"unexpected token '{raws[2]}'", path, lineno)
         ref = texts[1]
+        # relative to the working directory, as DAGMan opens it (not to this file's directory)
         resolved = posixpath.join(file_dir, ref) if file_dir else ref
         lines = self.load("INCLUDE", ref, resolved, path, lineno)
-        return self.file_pass(scope, lines, resolved, posixpath.dirname(resolved))
+        return self.file_pass(scope, lines, resolved, file_dir)
 
     def splice(self, scope: Scope, line: str, src: LineSource, path: str | None, lineno: int, file_dir: str) -> Iterator[Any]:
         """The generator reading a SPLICE (run by :meth:`run_file`): it yields
@@ -408,7 +414,8 @@ class Parser(ParseState):
             sdir = texts[4]
         if name in scope.splices or name in scope.own:
             raise DagError(f"duplicate splice name '{name}'", path=path, line=lineno)
-        # The splice file is read from its DIR, which is relative to the including DAG.
+        # DAGMan changes into the splice's DIR (relative to the working directory)
+        # to read the splice file and every file it names, and back afterwards.
         where = posixpath.join(file_dir, sdir) if sdir else file_dir
         resolved = posixpath.join(where, ref) if where else ref
         lines = self.load("SPLICE", ref, resolved, path, lineno)
@@ -416,10 +423,11 @@ class Parser(ParseState):
         if sdir is not None:
             node_dir = _join_dir(node_dir, sdir)
         inner = Scope(prefix=scope.prefix + name + "+", node_dir=node_dir, is_splice=True)
-        return self._splice_steps(scope, name, inner, lines, resolved)
+        return self._splice_steps(scope, name, inner, lines, resolved, where)
 
-    def _splice_steps(self, scope: Scope, name: str, inner: Scope, lines: list[str], resolved: str) -> Iterator[Any]:
-        yield self.file_pass(inner, lines, resolved, posixpath.dirname(resolved))
+    def _splice_steps(self, scope: Scope, name: str, inner: Scope, lines: list[str], resolved: str,
+                      workdir: str) -> Iterator[Any]:
+        yield self.file_pass(inner, lines, resolved, workdir)
         run_deferred(self, inner)
         has_parent = {c for _p, c in inner.edge_list}
         has_child = {p for p, _c in inner.edge_list}
