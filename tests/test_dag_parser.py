@@ -417,5 +417,6 @@ def test_nested_splices_hold_their_members_once(tmp_path, monkeypatch):
     wf = read_dag(tmp_path / "s0.dag")
     assert len(wf.nodes) == n and len(wf.edges) == n - 1
     assert ("A0", "S1+A1") in wf.edges and ("S1+A1", "S1+S2+A2") in wf.edges
-    held = sum(len(scope.members) + len(scope.edge_list) for scope, _lines, _path in parsers[-1].sources)
+    held = sum(len(scope.ends) + len(scope.has_parent) + len(scope.has_child)
+               for scope, _lines, _path in parsers[-1].sources)
     assert held <= 2 * n  # linear (it was about n²: 39,800 here)

@@ -143,7 +143,8 @@ class Parser(ParseState):
             edges = self.wf.edges
             weak_edges = self.wf.weak_edges
             linkable = scope.linkable
-            edge_list = scope.edge_list if scope.is_splice else None
+            in_splice = scope.is_splice
+            has_parent, has_child = scope.has_parent, scope.has_child
             vars_line = VARS_LINE.match
             nlines = len(lines)
             keys_append = self.edge_keys.append
@@ -182,7 +183,7 @@ class Parser(ParseState):
                     if end - start >= MIN_RUN:
                         run = lines[start:end]
                         if kw == "PARENT":
-                            done = edge_list is None and bulk_edges(self, scope, run)
+                            done = not in_splice and bulk_edges(self, scope, run)
                         elif kw == "JOB":
                             done = top and bulk_jobs(self, scope, run, path, lineno)
                         else:
@@ -214,8 +215,9 @@ class Parser(ParseState):
                                     bwd = True
                                 else:
                                     fwd = bwd = True
-                                if edge_list is not None:
-                                    edge_list.append(e)
+                                if in_splice:
+                                    has_child.add(e[0])
+                                    has_parent.add(e[1])
                             elif weak_edges:
                                 weak_edges.discard(e)  # a strong edge wins over a weak one
                             continue
@@ -358,7 +360,7 @@ class Parser(ParseState):
             scope.linkable[local] = (node.name, pos)
         nodes[node.name] = node
         if scope.is_splice and node.kind not in NO_EDGES:
-            scope.members.append(node.name)
+            scope.ends.append(node.name)
 
     def submit_description(self, scope: Scope, line: str, src: LineSource, path: str | None, lineno: int, file_dir: str) -> None:
         kw = "SUBMIT_DESCRIPTION"
@@ -429,28 +431,32 @@ class Parser(ParseState):
                       workdir: str) -> Iterator[Any]:
         yield self.file_pass(inner, lines, resolved, workdir)
         run_deferred(self, inner)
-        has_parent = {c for _p, c in inner.edge_list}
-        has_child = {p for p, _c in inner.edge_list}
-        for join in inner.join_list:
-            has_parent.update(join.children)
-            has_child.update(join.parents)
-        scope.splices[name] = Splice(
-            name=name,
-            initial=[m for m in inner.members if m not in has_parent],
-            terminal=[m for m in inner.members if m not in has_child],
-            pins_in=inner.pins_in,
-            pins_out=inner.pins_out,
+        # A node of the splice has a parent in it if an edge of the splice's own
+        # lines leads to it or, for a node of a nested splice, if it is not
+        # among that splice's initial nodes (likewise children, terminal
+        # nodes): no edge of a nested splice is looked at again, so n nested
+        # splices cost O(n), not O(n²).
+        has_parent, has_child = inner.has_parent, inner.has_child
+        initial: list[str] = []
+        terminal: list[str] = []
+        for end in inner.ends:
+            if isinstance(end, str):
+                if end not in has_parent:
+                    initial.append(end)
+                if end not in has_child:
+                    terminal.append(end)
+            else:
+                initial.extend(m for m in end.initial if m not in has_parent)
+                terminal.extend(m for m in end.terminal if m not in has_child)
+        splice = scope.splices[name] = Splice(
+            name=name, initial=initial, terminal=terminal, pins_in=inner.pins_in, pins_out=inner.pins_out,
         )
         if scope.is_splice:
-            scope.members.extend(inner.members)
-            scope.edge_list.extend(inner.edge_list)
-            scope.join_list.extend(inner.join_list)
-        # The inner scope stays listed in self.sources (to locate a cycle's
-        # line) but its members and edges now live in the splice and the
-        # enclosing scope: kept, n nested splices would hold n² of them.
-        inner.members = []
-        inner.edge_list = []
-        inner.join_list = []
+            scope.ends.append(splice)
+        # The inner scope stays listed in self.sources (to locate a cycle's line).
+        inner.ends = []
+        inner.has_parent = set()
+        inner.has_child = set()
 
 
 def inline_body(kw: str, name: str, opener: str, src: LineSource, path: str | None, lineno: int) -> tuple[str, str]:
