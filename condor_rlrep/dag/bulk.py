@@ -113,9 +113,10 @@ def bulk_jobs(p: ParseState, scope: Scope, run: list[str], path: str | None, lin
     ):
         return False
     first = len(nodes)
+    # Interned submit files: most nodes share a few, one string each.
     new = [
         Node(name=name, submit=submit, source_path=path, source_line=number)
-        for name, submit, number in zip(names, words[2::3], range(lineno, lineno + k))
+        for name, submit, number in zip(names, map(intern, words[2::3]), range(lineno, lineno + k))
     ]
     positions = range(first, first + k)
     p.index.update(zip(names, positions))

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterator
+from itertools import chain
 from sys import intern
 from typing import Any
 
@@ -37,11 +38,11 @@ from .bulk import (
 )
 from .commands import COMMANDS, run_deferred
 from .lexer import (
+    FileLines,
     LexError,
     LineSource,
     checked_lines,
     normalize_keyword,
-    read_lines,
     split_tokens,
 )
 from .model import Node, VarAssignment
@@ -50,7 +51,7 @@ from .syntax import KEYWORDS, NODE_KINDS, RESERVED_NAMES, syntax_error
 
 __all__ = ["Parser", "Loader", "inline_body"]
 
-Loader = Callable[[str], list[str]]
+Loader = Callable[[str], "list[str] | FileLines"]
 
 
 class Parser(ParseState):
@@ -66,7 +67,7 @@ class Parser(ParseState):
         self.sources: list[tuple[Scope, list[str], str | None]] = []  # to locate a cycle's edge
 
     # -- files ------------------------------------------------------------
-    def load(self, kind: str, ref: str, resolved: str, path: str | None, line: int) -> list[str]:
+    def load(self, kind: str, ref: str, resolved: str, path: str | None, line: int) -> list[str] | FileLines:
         if "\x00" in ref:
             raise DagSyntaxError(f"{kind}: file name {ref!r} contains a NUL byte", path=path, line=line)
         key = posixpath.normpath(resolved)
@@ -81,7 +82,7 @@ class Parser(ParseState):
             raise DagError(f"{kind} file '{ref}' cannot be read: {err.strerror or err}", path=path, line=line) from err
         except ValueError as err:  # e.g. a path the OS cannot take
             raise DagError(f"{kind} file '{ref}' cannot be read: {err}", path=path, line=line) from err
-        return lines if self.loader is read_lines else checked_lines(list(lines), resolved)
+        return lines if self.loader is FileLines else checked_lines(list(lines), resolved)
 
     def enter(self, path: str | None) -> None:
         if path is not None:
@@ -94,7 +95,7 @@ class Parser(ParseState):
             self.reading.discard(self.file_stack.pop())
 
     # -- pass 1 over a file -------------------------------------------------
-    def run_file(self, scope: Scope, lines: list[str], path: str | None, file_dir: str) -> None:
+    def run_file(self, scope: Scope, lines: list[str] | FileLines, path: str | None, file_dir: str) -> None:
         """Pass 1 over one file and, through INCLUDE and SPLICE, every file it
         names, to any depth without recursion: each file is a generator
         (:meth:`file_pass`) that yields the generator of a file it needs read
@@ -110,7 +111,7 @@ class Parser(ParseState):
             for pending in reversed(stack):  # an error: let each file's cleanup run
                 pending.close()
 
-    def file_pass(self, scope: Scope, lines: list[str], path: str | None, file_dir: str) -> Iterator[Iterator[Any]]:
+    def file_pass(self, scope: Scope, lines: list[str] | FileLines, path: str | None, file_dir: str) -> Iterator[Iterator[Any]]:
         """Pass 1 over one file: define nodes, splices, descriptions; defer the rest.
 
         ``file_dir`` is DAGMan's working directory while it reads the file
@@ -131,7 +132,12 @@ class Parser(ParseState):
         self.enter(path)
         self.sources.append((scope, lines, path))
         try:
-            src = LineSource(lines)
+            # A file on disk is read a block of lines at a time; ``current`` is
+            # the block holding the last line read (for the bulk paths, which
+            # look ahead within it) and the line number before its first line.
+            current: list[Any] = [[], 0]
+            blocks = lines.blocks() if isinstance(lines, FileLines) else iter((lines,))
+            src = LineSource(chain.from_iterable(_tracked(blocks, current)))
             physical = src.physical
             pass1 = _PASS1
             kwcache = KEYWORDS
@@ -146,7 +152,6 @@ class Parser(ParseState):
             in_splice = scope.is_splice
             has_parent, has_child = scope.has_parent, scope.has_child
             vars_line = VARS_LINE.match
-            nlines = len(lines)
             keys_append = self.edge_keys.append
             bulk_from = 0  # no bulk attempt before this line number (a run that failed)
             backoff = 0  # lines skipped after a failed attempt: doubles while attempts keep failing
@@ -174,14 +179,16 @@ class Parser(ParseState):
                         if kw not in NODE_KINDS and kw not in pass1 and kw not in COMMANDS:
                             raise DagSyntaxError(f"'{first}' is not a valid DAG command", path=path, line=lineno)
                 if (
-                    lineno > bulk_from and kw in BULK_PREFIX and lineno + MIN_RUN <= nlines
-                    and lines[lineno + MIN_RUN - 2].startswith(BULK_PREFIX[kw])
+                    lineno > bulk_from and kw in BULK_PREFIX
+                    # this line is block[at - 1] (at < 1: a continued line reached the next block)
+                    and 0 < (at := lineno - current[1]) and at + MIN_RUN <= len(block := current[0])
+                    and block[at + MIN_RUN - 2].startswith(BULK_PREFIX[kw])
                 ):
-                    # a long run of lines of one kind: try them all at once
-                    start = lineno - 1
-                    end = run_end(lines, start, BULK_PREFIX[kw])
+                    # a long run of lines of one kind (within the block): try them all at once
+                    start = at - 1
+                    end = run_end(block, start, BULK_PREFIX[kw])
                     if end - start >= MIN_RUN:
-                        run = lines[start:end]
+                        run = block[start:end]
                         if kw == "PARENT":
                             done = not in_splice and bulk_edges(self, scope, run)
                         elif kw == "JOB":
@@ -194,7 +201,7 @@ class Parser(ParseState):
                             continue
                     # Lines in random order make short runs everywhere: back off, so
                     # failed attempts cost a bounded share of the line-by-line path.
-                    bulk_from = end + backoff
+                    bulk_from = current[1] + end + backoff
                     backoff = min(2 * backoff + 1, CHUNK)
                 if kw == "PARENT":
                     # inlined fast_edge(): this line is the hottest of all
@@ -235,7 +242,8 @@ class Parser(ParseState):
                     ):
                         pos = index[name] = len(nodes)
                         linkable[name] = (name, pos)
-                        own[name] = nodes[name] = Node(name=name, submit=parts[2], source_path=path, source_line=lineno)
+                        own[name] = nodes[name] = Node(name=name, submit=intern(parts[2]), source_path=path,
+                                                       source_line=lineno)
                         continue
                     try:
                         self.node(scope, kw, line, src, path, lineno)
@@ -427,7 +435,7 @@ class Parser(ParseState):
         inner = Scope(prefix=scope.prefix + name + "+", node_dir=node_dir, is_splice=True)
         return self._splice_steps(scope, name, inner, lines, resolved, where)
 
-    def _splice_steps(self, scope: Scope, name: str, inner: Scope, lines: list[str], resolved: str,
+    def _splice_steps(self, scope: Scope, name: str, inner: Scope, lines: list[str] | FileLines, resolved: str,
                       workdir: str) -> Iterator[Any]:
         yield self.file_pass(inner, lines, resolved, workdir)
         run_deferred(self, inner)
@@ -457,6 +465,16 @@ class Parser(ParseState):
         inner.ends = []
         inner.has_parent = set()
         inner.has_child = set()
+
+
+def _tracked(blocks: Iterator[list[str]], current: list[Any]) -> Iterator[list[str]]:
+    """``blocks``, noting in ``current`` the block being read and the number of lines before it."""
+    before = 0
+    for block in blocks:
+        current[0] = block
+        current[1] = before
+        yield block
+        before += len(block)
 
 
 def inline_body(kw: str, name: str, opener: str, src: LineSource, path: str | None, lineno: int) -> tuple[str, str]:

@@ -14,21 +14,22 @@ lines containing a quote or ``=``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
 
 from ..errors import DagSyntaxError
 
 __all__ = [
     "Token", "Lexer", "LexError", "LineSource", "tokens", "split_tokens", "is_plain", "normalize_keyword",
-    "read_lines", "checked_lines",
+    "read_lines", "checked_lines", "FileLines",
 ]
 
 _DELIMS = " \t"
 
 
 def read_lines(path: str) -> list[str]:
-    """The physical lines of the file at ``path`` (the parser's default loader)."""
+    """The physical lines of the file at ``path``, all at once."""
     # DAGMan reads lines with std::getline: only "\n" ends a line (not the
     # other separators str.splitlines() knows); "\r" is trimmed later.
     with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
@@ -36,6 +37,47 @@ def read_lines(path: str) -> list[str]:
     if "\x00" in text:
         _raise_nul(text.split("\n"), path)
     return text.split("\n")
+
+
+# Characters read at a time by FileLines: a block's lines are a few MB.
+_BLOCK_CHARS = 1 << 20
+
+
+class FileLines:
+    """The physical lines of the file at ``path`` (the parser's default loader),
+    read a block at a time: the parser never holds a whole big file's lines
+    (at 10^5 nodes they would be a fifth of its memory).
+
+    Iterating gives the lines as :func:`read_lines` returns them;
+    :meth:`blocks` gives them as consecutive lists. The file is opened and
+    checked for NUL bytes at once (so a missing file or a NUL byte is the
+    error, as with :func:`read_lines`); it is read again on each iteration.
+    """
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str):
+        self.path = path
+        with open(path, "rb") as f:
+            line = 1
+            while block := f.read(_BLOCK_CHARS):
+                at = block.find(b"\x00")
+                if at >= 0:
+                    raise DagSyntaxError("line contains a NUL byte (a DAG file is text)", path=path,
+                                         line=line + block.count(b"\n", 0, at))
+                line += block.count(b"\n")
+
+    def blocks(self) -> Iterator[list[str]]:
+        with open(self.path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+            tail = ""
+            while block := f.read(_BLOCK_CHARS):
+                lines = (tail + block).split("\n")
+                tail = lines.pop()  # the line the next block continues
+                yield lines
+            yield [tail]
+
+    def __iter__(self) -> Iterator[str]:
+        return chain.from_iterable(self.blocks())
 
 
 def _raise_nul(lines: list[str], path: str | None) -> None:
@@ -185,7 +227,7 @@ class LineSource:
 
     __slots__ = ("physical", "lineno")
 
-    def __init__(self, lines: list[str]):
+    def __init__(self, lines: Iterable[str]):
         self.physical = enumerate(lines, 1)
         self.lineno = 0  # last physical line consumed by raw()/continued()
 

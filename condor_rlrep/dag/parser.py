@@ -55,7 +55,7 @@ from ..errors import DagError
 from .commands import run_deferred
 from .cycles import cycle_error, find_cycle
 from .firstpass import Loader, Parser
-from .lexer import checked_lines, read_lines
+from .lexer import FileLines, checked_lines
 from .model import Workflow
 from .parsestate import Scope
 
@@ -105,14 +105,14 @@ def _parse(
         bdir = posixpath.dirname(spath)
     else:
         bdir = ""
-    p = Parser(include_loader or read_lines, allow_any_node_name_characters)
+    p = Parser(include_loader or FileLines, allow_any_node_name_characters)
     top = Scope(prefix="", node_dir=None, is_splice=False)
     # Parsing allocates millions of small containers that all stay alive; the
     # cyclic GC would rescan them again and again for nothing.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        lines = lines if isinstance(lines, list) else list(lines)
+        lines = lines if isinstance(lines, (list, FileLines)) else list(lines)
         p.run_file(top, lines if nul_checked else checked_lines(lines, spath), spath, bdir)
         run_deferred(p, top)
         wf = p.wf
@@ -156,7 +156,7 @@ def read_dag(path: str | os.PathLike[str], *, allow_any_node_name_characters: bo
     """Read and parse the DAG file at ``path`` (INCLUDE/SPLICE files relative to it)."""
     spath = os.fspath(path)
     try:
-        lines = read_lines(spath)
+        lines = FileLines(spath)
     except FileNotFoundError as err:
         raise DagError("DAG file not found", path=spath) from err
     except OSError as err:

@@ -21,6 +21,7 @@ path, :mod:`.bulk`) adds it.
 from __future__ import annotations
 
 import logging
+from array import array
 from dataclasses import dataclass, field
 
 from ..errors import DagError
@@ -79,8 +80,9 @@ class ParseState:
         self.wf = Workflow()
         self.index: dict[str, int] = {}  # node -> position in file order
         # every edge added, as parent position << 32 | child position (repeats
-        # harmless): the cycle check then needs no name lookups
-        self.edge_keys: list[int] = []
+        # harmless): the cycle check then needs no name lookups. 8 bytes each
+        # in an array, against 40 in a list of ints.
+        self.edge_keys = array("q")
         # Edges seen from an earlier to a later node (forward) and the reverse: when
         # all go one way, file order (or its reverse) is a topological order.
         self.forward = False
