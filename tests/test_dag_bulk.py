@@ -211,3 +211,35 @@ def test_big_parse_promotes_the_workflow_and_keeps_gc_settings():
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_shuffled_job_and_parent_lines_same_as_careful(seed):
+    """JOB and PARENT lines in random order take the mixed bulk path (edges
+    before their nodes deferred, as line by line); with a cycle, the same
+    error names the same cycle and line."""
+    import random
+
+    rng = random.Random(seed)
+    n = 300
+    lines = [f"JOB n{i} n.sub" for i in range(n)]
+    lines += [f"PARENT n{p} CHILD n{c}" for c in range(1, n) for p in rng.sample(range(c), min(c, 3))]
+    rng.shuffle(lines)
+    assert_same(lines)
+    calls = []
+    real = bulk_module.bulk_mixed
+    try:
+        firstpass_module.bulk_mixed = lambda *a: calls.append(1) or real(*a)
+        wf = parse_dag(lines)
+    finally:
+        firstpass_module.bulk_mixed = real
+    assert calls and len(wf.nodes) == n and len(wf.edges) == sum(min(c, 3) for c in range(1, n))
+    cyclic = [*lines]
+    cyclic.insert(rng.randrange(len(lines)), f"PARENT n{n - 1} CHILD n0")
+    cyclic.insert(rng.randrange(len(lines)), "PARENT n5 CHILD n5")  # a self-loop too
+    assert outcome(parse_dag, cyclic)[0] == "CycleError"
+    assert_same(cyclic)
+    bad = [*lines]
+    bad.insert(rng.randrange(len(lines)), "JOB n7 again.sub")  # duplicate inside a mixed run
+    assert outcome(parse_dag, bad)[0] == "DagError"
+    assert_same(bad)

@@ -32,7 +32,9 @@ from .bulk import (
     VARS_LINE,
     bulk_edges,
     bulk_jobs,
+    bulk_mixed,
     bulk_vars,
+    mixed_end,
     run_end,
     skip_lines,
 )
@@ -182,27 +184,39 @@ class Parser(ParseState):
                     lineno > bulk_from and kw in BULK_PREFIX
                     # this line is block[at - 1] (at < 1: a continued line reached the next block)
                     and 0 < (at := lineno - current[1]) and at + MIN_RUN <= len(block := current[0])
-                    and block[at + MIN_RUN - 2].startswith(BULK_PREFIX[kw])
                 ):
-                    # a long run of lines of one kind (within the block): try them all at once
-                    start = at - 1
-                    end = run_end(block, start, BULK_PREFIX[kw])
-                    if end - start >= MIN_RUN:
-                        run = block[start:end]
-                        if kw == "PARENT":
-                            done = not in_splice and bulk_edges(self, scope, run)
-                        elif kw == "JOB":
-                            done = top and bulk_jobs(self, scope, run, path, lineno)
-                        else:
-                            done = bulk_vars(scope, run)
-                        if done:
-                            skip_lines(physical, end - start - 1)
+                    start = end = at - 1
+                    tried = False
+                    if block[at + MIN_RUN - 2].startswith(BULK_PREFIX[kw]):
+                        tried = True
+                        # a long run of lines of one kind (within the block): try them all at once
+                        end = run_end(block, start, BULK_PREFIX[kw])
+                        if end - start >= MIN_RUN:
+                            run = block[start:end]
+                            if kw == "PARENT":
+                                done = not in_splice and bulk_edges(self, scope, run)
+                            elif kw == "JOB":
+                                done = top and bulk_jobs(self, scope, run, path, lineno)
+                            else:
+                                done = bulk_vars(scope, run)
+                            if done:
+                                skip_lines(physical, end - start - 1)
+                                backoff = 0
+                                continue
+                    if top and kw != "VARS":
+                        # JOB and PARENT lines in random order (a shuffled file): a run of both at once
+                        tried = True
+                        mixed = mixed_end(block, start)
+                        if mixed - start >= MIN_RUN and bulk_mixed(self, scope, block[start:mixed], path, lineno):
+                            skip_lines(physical, mixed - start - 1)
                             backoff = 0
                             continue
-                    # Lines in random order make short runs everywhere: back off, so
-                    # failed attempts cost a bounded share of the line-by-line path.
-                    bulk_from = current[1] + end + backoff
-                    backoff = min(2 * backoff + 1, CHUNK)
+                        end = max(end, mixed)
+                    if tried:
+                        # Lines in random order make short runs everywhere: back off, so
+                        # failed attempts cost a bounded share of the line-by-line path.
+                        bulk_from = current[1] + end + backoff
+                        backoff = min(2 * backoff + 1, CHUNK)
                 if kw == "PARENT":
                     # inlined fast_edge(): this line is the hottest of all
                     parts = line.split()
