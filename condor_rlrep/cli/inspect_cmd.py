@@ -85,12 +85,15 @@ def inspect(
     if missing:
         # Structure only: with unit weights, earliest starts are levels.
         graph = dependency_graph(workflow, dict.fromkeys((node.name for node in nodes), 1.0))
-        plan = plan_workflow(graph, phi)
-        note = missing_estimates_error(missing).message
-        warn(f"{note}; showing the structure only")
     else:
         graph = dependency_graph(workflow, estimates)
-        plan = plan_workflow(graph, phi)
+    # Everything below works on the graph (which keeps the node names): the
+    # workflow, most of the memory, goes before the plan and the output grow.
+    del workflow, nodes
+    plan = plan_workflow(graph, phi)
+    if missing:
+        note = missing_estimates_error(missing).message
+        warn(f"{note}; showing the structure only")
 
     if dot_file:
         write_atomic(dot_file, _dot_text(graph, plan, Path(workflow_file).name, estimates, bool(missing)))

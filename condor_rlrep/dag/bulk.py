@@ -135,7 +135,7 @@ def _define(p: ParseState, scope: Scope, names: list[str], submits: list[str], n
         Node(name=name, submit=submit, source_path=path, source_line=number)
         for name, submit, number in zip(names, map(intern, submits), numbers)
     ]
-    positions = range(first, first + k)
+    positions = list(range(first, first + k))  # one int object per node, shared by both maps
     p.index.update(zip(names, positions))
     scope.linkable.update(zip(names, zip(names, positions)))
     pairs = list(zip(names, new))
