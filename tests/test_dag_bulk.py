@@ -243,3 +243,30 @@ def test_shuffled_job_and_parent_lines_same_as_careful(seed):
     bad.insert(rng.randrange(len(lines)), "JOB n7 again.sub")  # duplicate inside a mixed run
     assert outcome(parse_dag, bad)[0] == "DagError"
     assert_same(bad)
+
+
+def test_plain_node_is_the_node_the_constructor_makes():
+    """The fast paths' nodes leave their empty scripts/arguments/files to
+    first use: every field reads as Node(...)'s, equality, repr, copies and
+    pickles included, and the containers made later are each node's own."""
+    import copy
+    import dataclasses
+    import pickle
+
+    from condor_rlrep.dag.model import Node, plain_node
+
+    lean = plain_node("a", "a.sub", "t.dag", 3)
+    full = Node(name="a", submit="a.sub", source_path="t.dag", source_line=3)
+    assert [getattr(lean, f.name) for f in dataclasses.fields(Node)] == [getattr(full, f.name) for f in dataclasses.fields(Node)]
+    assert lean == full and repr(lean) == repr(full)
+    for other in (copy.deepcopy(plain_node("a", "a.sub", "t.dag", 3)), pickle.loads(pickle.dumps(plain_node("a", "a.sub", "t.dag", 3))),
+                  dataclasses.replace(plain_node("a", "a.sub", "t.dag", 3))):
+        assert other == full
+    one, two = plain_node("x", "s", None, 1), plain_node("y", "s", None, 2)
+    one.scripts["PRE"] = "p"
+    one.files.append("f")
+    assert two.scripts == {} and two.files == [] and two.arguments == []
+    with pytest.raises(AttributeError):
+        lean.no_such_field  # noqa: B018
+    wf = parse_dag([f"JOB n{i} n.sub" for i in range(RUN)] + ["SCRIPT PRE n3 pre.sh"])
+    assert wf.nodes["n3"].scripts["PRE"].executable == "pre.sh" and wf.nodes["n4"].scripts == {}

@@ -20,7 +20,7 @@ from itertools import compress, count, islice, repeat
 from operator import and_, ge, gt, is_not, itemgetter, le, lshift, not_, or_
 from sys import intern
 
-from .model import Node, VarAssignment
+from .model import VarAssignment, plain_node
 from .parsestate import ParseState, Scope
 from .syntax import RESERVED_NAMES
 
@@ -131,10 +131,7 @@ def _define(p: ParseState, scope: Scope, names: list[str], submits: list[str], n
     k = len(names)
     first = len(nodes)
     # Interned submit files: most nodes share a few, one string each.
-    new = [
-        Node(name=name, submit=submit, source_path=path, source_line=number)
-        for name, submit, number in zip(names, map(intern, submits), numbers)
-    ]
+    new = list(map(plain_node, names, map(intern, submits), repeat(path), numbers))
     positions = list(range(first, first + k))  # one int object per node, shared by both maps
     p.index.update(zip(names, positions))
     scope.linkable.update(zip(names, zip(names, positions)))

@@ -116,7 +116,7 @@ def _locate_edge(p: Parser, edge: tuple[str, str]) -> tuple[str | None, int | No
     """The PARENT/CHILD (or CONNECT) line that created ``edge`` (error path only)."""
     # Imported here: the DAX and WfFormat readers use this module without the DAG parser.
     from .commands import COMMANDS
-    from .firstpass import inline_body
+    from .lexer import inline_body
     from .parsestate import ParseState, Scope
 
     for join in p.wf.joins:

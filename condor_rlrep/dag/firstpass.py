@@ -44,14 +44,16 @@ from .lexer import (
     LexError,
     LineSource,
     checked_lines,
+    inline_body,
     normalize_keyword,
     split_tokens,
+    tracked_blocks,
 )
-from .model import Node, VarAssignment
+from .model import Node, VarAssignment, plain_node
 from .parsestate import EDGE_KINDS, NO_EDGES, ParseState, Scope, Splice
-from .syntax import KEYWORDS, NODE_KINDS, RESERVED_NAMES, syntax_error
+from .syntax import KEYWORDS, NODE_KINDS, RESERVED_NAMES
 
-__all__ = ["Parser", "Loader", "inline_body"]
+__all__ = ["Parser", "Loader", "inline_body"]  # inline_body: from .lexer, for .cycles
 
 Loader = Callable[[str], "list[str] | FileLines"]
 
@@ -139,7 +141,7 @@ class Parser(ParseState):
             # look ahead within it) and the line number before its first line.
             current: list[Any] = [[], 0]
             blocks = lines.blocks() if isinstance(lines, FileLines) else iter((lines,))
-            src = LineSource(chain.from_iterable(_tracked(blocks, current)))
+            src = LineSource(chain.from_iterable(tracked_blocks(blocks, current)))
             physical = src.physical
             pass1 = _PASS1
             kwcache = KEYWORDS
@@ -256,8 +258,7 @@ class Parser(ParseState):
                     ):
                         pos = index[name] = len(nodes)
                         linkable[name] = (name, pos)
-                        own[name] = nodes[name] = Node(name=name, submit=intern(parts[2]), source_path=path,
-                                                       source_line=lineno)
+                        own[name] = nodes[name] = plain_node(name, intern(parts[2]), path, lineno)
                         continue
                     try:
                         self.node(scope, kw, line, src, path, lineno)
@@ -479,37 +480,6 @@ class Parser(ParseState):
         inner.ends = []
         inner.has_parent = set()
         inner.has_child = set()
-
-
-def _tracked(blocks: Iterator[list[str]], current: list[Any]) -> Iterator[list[str]]:
-    """``blocks``, noting in ``current`` the block being read and the number of lines before it."""
-    before = 0
-    for block in blocks:
-        current[0] = block
-        current[1] = before
-        yield block
-        before += len(block)
-
-
-def inline_body(kw: str, name: str, opener: str, src: LineSource, path: str | None, lineno: int) -> tuple[str, str]:
-    """Read an inline description after ``{`` / ``@=TAG``: (body, rest of the closing line)."""
-    if opener.startswith("{"):
-        end = "}"
-    else:
-        end = "@" + opener[2:] if len(opener) > 2 else ""
-        if not end:
-            raise syntax_error(kw, f"'{name}': no inline description closing token specified (@=TOKEN)", path, lineno)
-    body: list[str] = []
-    endsp = end + " "
-    while (item := src.raw()) is not None:
-        line = item[1]
-        if line == end or line.startswith(endsp) or line.startswith(end + "\t"):
-            return "\n".join(body), line[len(end) :]
-        body.append(line)
-    raise DagSyntaxError(
-        f"{kw} '{name}': unterminated inline submit description (missing closing '{end}' line)",
-        path=path, line=lineno,
-    )
 
 
 def _join_dir(base: str | None, sub: str | None) -> str | None:

@@ -17,12 +17,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
+from typing import Any
 
 from ..errors import DagSyntaxError
+from .syntax import syntax_error
 
 __all__ = [
     "Token", "Lexer", "LexError", "LineSource", "tokens", "split_tokens", "is_plain", "normalize_keyword",
-    "read_lines", "checked_lines", "FileLines",
+    "read_lines", "checked_lines", "FileLines", "tracked_blocks", "inline_body",
 ]
 
 _DELIMS = " \t"
@@ -262,3 +264,34 @@ class LineSource:
             if not _skip(line):
                 return self.lineno, line
         return None
+
+
+def tracked_blocks(blocks: Iterator[list[str]], current: list[Any]) -> Iterator[list[str]]:
+    """``blocks``, noting in ``current`` the block being read and the number of lines before it."""
+    before = 0
+    for block in blocks:
+        current[0] = block
+        current[1] = before
+        yield block
+        before += len(block)
+
+
+def inline_body(kw: str, name: str, opener: str, src: LineSource, path: str | None, lineno: int) -> tuple[str, str]:
+    """Read an inline description after ``{`` / ``@=TAG``: (body, rest of the closing line)."""
+    if opener.startswith("{"):
+        end = "}"
+    else:
+        end = "@" + opener[2:] if len(opener) > 2 else ""
+        if not end:
+            raise syntax_error(kw, f"'{name}': no inline description closing token specified (@=TOKEN)", path, lineno)
+    body: list[str] = []
+    endsp = end + " "
+    while (item := src.raw()) is not None:
+        line = item[1]
+        if line == end or line.startswith(endsp) or line.startswith(end + "\t"):
+            return "\n".join(body), line[len(end) :]
+        body.append(line)
+    raise DagSyntaxError(
+        f"{kw} '{name}': unterminated inline submit description (missing closing '{end}' line)",
+        path=path, line=lineno,
+    )
