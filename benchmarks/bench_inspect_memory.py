@@ -5,8 +5,14 @@ layered DAGs (bench_criticality.generate_dag: JOB, VARS rlrep_estimate and
 about 3 PARENT lines per node) of two sizes N and 2·N:
 
 * ``inspect``: ``condor-rlrep inspect --json FILE``;
-* ``naive``: ``benchmarks/naive_inspect.py FILE`` (plain dicts, no checks),
-  the floor a user's own script sets.
+* ``floor``: ``benchmarks/naive_parse.py FILE``, a naive parser only (plain
+  dicts and lists, no checks, no output): issue 28's anchor, the floor;
+* ``naive``: ``benchmarks/naive_inspect.py FILE`` (plain dicts, no checks,
+  the same JSON as ``inspect --json``), for comparison;
+* ``table``: ``condor-rlrep inspect FILE`` (the table instead of JSON).
+
+The goal (issue 28) is ``inspect`` ≤ 1.5 × the floor, in peak RSS and in
+bytes per node.
 
 Bytes per node are the slope (RSS(2N) − RSS(N)) / N, so the interpreter and
 the imports (a fixed cost) drop out, and, for comparison, RSS(2N) / 2N.
@@ -68,7 +74,12 @@ def main() -> None:
         for n, path in dags.items():
             generate_dag(path, n, 3 * n)
         rss: dict[tuple[str, int], list[float]] = {}
-        cmds = {"inspect": [exe, "inspect", "--json"], "naive": [sys.executable, str(HERE / "naive_inspect.py")]}
+        cmds = {
+            "inspect": [exe, "inspect", "--json"],
+            "table": [exe, "inspect"],
+            "floor": [sys.executable, str(HERE / "naive_parse.py")],
+            "naive": [sys.executable, str(HERE / "naive_inspect.py")],
+        }
         for _ in range(args.repeat):
             for n in sizes:
                 for label, cmd in cmds.items():
@@ -78,13 +89,16 @@ def main() -> None:
                     rss.setdefault((label, n), []).append(mib)
         small, big = sizes
         print(f"random layered DAG, {small:,} and {big:,} nodes (3 edges per node), medians of {args.repeat}:")
-        slopes = {}
+        slopes, peaks = {}, {}
         for label in cmds:
             a, b = (statistics.median(rss[label, n]) for n in sizes)
+            peaks[label] = (a, b)
             slopes[label] = (b - a) * 2**20 / (big - small)
             print(f"  {label:8s} peak RSS {a:7.1f} MiB / {b:7.1f} MiB;  {slopes[label]:6.0f} B per node (slope), "
                   f"{b * 2**20 / big:6.0f} B per node (RSS / nodes)")
-        print(f"  inspect / naive, bytes per node (slope): {slopes['inspect'] / slopes['naive']:.2f}")
+        for label in ("inspect", "table", "naive"):
+            print(f"  {label} / floor: bytes per node (slope) {slopes[label] / slopes['floor']:.2f}, "
+                  f"peak RSS {peaks[label][0] / peaks['floor'][0]:.2f} / {peaks[label][1] / peaks['floor'][1]:.2f}")
         if args.splice_levels:
             dag = splice_chain(root / "chain", args.splice_levels)
             limit = str(int(args.limit_gb * 2**30))

@@ -161,21 +161,39 @@ class WorkflowPlan:
 
     def planned_phi_prime(self) -> dict[Any, float]:
         """φ′ of every node at its planned submit time (see the class docstring)."""
-        time_left = self.deadline - self.start
-        values = [
-            (time_left - es) / rem - 1.0 if rem > 0 else ratio_minus_one(time_left - es, rem)
-            for es, rem in zip(self._earliest, self._remaining)
-        ]
-        return dict(zip(self.names, values))
+        return dict(zip(self.names, self._planned_phi_prime()))
 
     def planned_phi_double_prime(self) -> dict[Any, float]:
         """φ″ of every node at its planned submit time."""
+        return dict(zip(self.names, self._planned_phi_double_prime()))
+
+    def _planned_phi_prime(self) -> list[float]:
         time_left = self.deadline - self.start
-        values = [
+        return [
+            (time_left - es) / rem - 1.0 if rem > 0 else ratio_minus_one(time_left - es, rem)
+            for es, rem in zip(self._earliest, self._remaining)
+        ]
+
+    def _planned_phi_double_prime(self) -> list[float]:
+        time_left = self.deadline - self.start
+        return [
             (time_left - es - tail) / e - 1.0 if e > 0 else ratio_minus_one(time_left - es - tail, e)
             for es, tail, e in zip(self._earliest, self._max_child, self._estimate)
         ]
-        return dict(zip(self.names, values))
+
+    def columns(self) -> dict[str, list[float]]:
+        """Every per-node value as a list aligned with :attr:`names` (read-only):
+        ``estimate``, ``remaining``, ``earliest_start``, ``max_child_remaining``
+        and the planned ``phi_prime`` / ``phi_double_prime``. For callers that
+        walk all nodes in order: no name → value dict is built."""
+        return {
+            "estimate": self._estimate,
+            "remaining": self._remaining,
+            "earliest_start": self._earliest,
+            "max_child_remaining": self._max_child,
+            "phi_prime": self._planned_phi_prime(),
+            "phi_double_prime": self._planned_phi_double_prime(),
+        }
 
     def _copy(self, phi: float, start: float) -> WorkflowPlan:
         return WorkflowPlan(

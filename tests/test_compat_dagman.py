@@ -49,15 +49,8 @@ FIXTURES = Path(__file__).resolve().parent / "data" / "compat" / "htcondor"
 DAGS = sorted(str(p.relative_to(FIXTURES)) for p in FIXTURES.rglob("*.dag"))
 WORKERS = 3
 
-SPLICE_PATHS = ("issue 23 compat suite: a SPLICE file named inside a splice without DIR is relative to DAGMan's working "
-                "directory, not to the naming file's (dag/parser.py resolves it against the file's directory)")
-
-KNOWN_INSTRUMENT = {
-    "job_dagman_splice-N.dag": SPLICE_PATHS,
-}
-KNOWN_INSPECT = {
-    "job_dagman_splice-N.dag": SPLICE_PATHS,
-}
+KNOWN_INSTRUMENT: dict[str, str] = {}
+KNOWN_INSPECT: dict[str, str] = {}
 CYCLES = {"job_dagman_cycle-A.dag", "job_dagman_final-H.dag"}
 """Parsed by DAGMan, which finds the cycle only at run time (and fails), or
 at once with ``DAGMAN_STARTUP_CYCLE_DETECT = True``."""

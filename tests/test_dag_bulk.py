@@ -211,3 +211,62 @@ def test_big_parse_promotes_the_workflow_and_keeps_gc_settings():
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_shuffled_job_and_parent_lines_same_as_careful(seed):
+    """JOB and PARENT lines in random order take the mixed bulk path (edges
+    before their nodes deferred, as line by line); with a cycle, the same
+    error names the same cycle and line."""
+    import random
+
+    rng = random.Random(seed)
+    n = 300
+    lines = [f"JOB n{i} n.sub" for i in range(n)]
+    lines += [f"PARENT n{p} CHILD n{c}" for c in range(1, n) for p in rng.sample(range(c), min(c, 3))]
+    rng.shuffle(lines)
+    assert_same(lines)
+    calls = []
+    real = bulk_module.bulk_mixed
+    try:
+        firstpass_module.bulk_mixed = lambda *a: calls.append(1) or real(*a)
+        wf = parse_dag(lines)
+    finally:
+        firstpass_module.bulk_mixed = real
+    assert calls and len(wf.nodes) == n and len(wf.edges) == sum(min(c, 3) for c in range(1, n))
+    cyclic = [*lines]
+    cyclic.insert(rng.randrange(len(lines)), f"PARENT n{n - 1} CHILD n0")
+    cyclic.insert(rng.randrange(len(lines)), "PARENT n5 CHILD n5")  # a self-loop too
+    assert outcome(parse_dag, cyclic)[0] == "CycleError"
+    assert_same(cyclic)
+    bad = [*lines]
+    bad.insert(rng.randrange(len(lines)), "JOB n7 again.sub")  # duplicate inside a mixed run
+    assert outcome(parse_dag, bad)[0] == "DagError"
+    assert_same(bad)
+
+
+def test_plain_node_is_the_node_the_constructor_makes():
+    """The fast paths' nodes leave their empty scripts/arguments/files to
+    first use: every field reads as Node(...)'s, equality, repr, copies and
+    pickles included, and the containers made later are each node's own."""
+    import copy
+    import dataclasses
+    import pickle
+
+    from condor_rlrep.dag.model import Node, plain_node
+
+    lean = plain_node("a", "a.sub", "t.dag", 3)
+    full = Node(name="a", submit="a.sub", source_path="t.dag", source_line=3)
+    assert [getattr(lean, f.name) for f in dataclasses.fields(Node)] == [getattr(full, f.name) for f in dataclasses.fields(Node)]
+    assert lean == full and repr(lean) == repr(full)
+    for other in (copy.deepcopy(plain_node("a", "a.sub", "t.dag", 3)), pickle.loads(pickle.dumps(plain_node("a", "a.sub", "t.dag", 3))),
+                  dataclasses.replace(plain_node("a", "a.sub", "t.dag", 3))):
+        assert other == full
+    one, two = plain_node("x", "s", None, 1), plain_node("y", "s", None, 2)
+    one.scripts["PRE"] = "p"
+    one.files.append("f")
+    assert two.scripts == {} and two.files == [] and two.arguments == []
+    with pytest.raises(AttributeError):
+        lean.no_such_field  # noqa: B018
+    wf = parse_dag([f"JOB n{i} n.sub" for i in range(RUN)] + ["SCRIPT PRE n3 pre.sh"])
+    assert wf.nodes["n3"].scripts["PRE"].executable == "pre.sh" and wf.nodes["n4"].scripts == {}

@@ -315,7 +315,7 @@ def test_second_script_replaces_first():
 def test_pure_parse_with_loader_and_base_dir():
     files = {
         "/d/top.dag": "JOB T t.sub\nSPLICE S sub/s.dag\nPARENT T CHILD S\nINCLUDE inc.dag",
-        "/d/sub/s.dag": "JOB A a.sub\nINCLUDE more.dag\nPARENT A CHILD B",
+        "/d/sub/s.dag": "JOB A a.sub\nINCLUDE sub/more.dag\nPARENT A CHILD B",
         "/d/sub/more.dag": "JOB B b.sub",
         "/d/inc.dag": "RETRY T 4",
     }
@@ -325,6 +325,27 @@ def test_pure_parse_with_loader_and_base_dir():
     assert wf.nodes["T"].retry == 4
     wf2 = parse_dag(["INCLUDE inc.dag", "JOB T t"], base_dir="/d", include_loader=loader_from(files))
     assert wf2.nodes["T"].retry == 4
+
+
+def test_files_named_inside_a_splice_are_relative_to_dagmans_working_directory():
+    """DAGMan opens SPLICE and INCLUDE files relative to its working directory
+    (changed into a SPLICE's DIR while reading that splice), never relative to
+    the file that names them (HTCondor's job_dagman_splice-N test)."""
+    files = {
+        "/d/top.dag": "JOB T t\nSPLICE S sub/s.dag\nSPLICE R r.dag DIR rdir\nPARENT T CHILD S R",
+        "/d/sub/s.dag": "JOB A a\nSPLICE N sub/n.dag\nINCLUDE sub/inc.dag\nPARENT A CHILD N",
+        "/d/sub/n.dag": "JOB X x",
+        "/d/sub/inc.dag": "JOB I i",
+        "/d/rdir/r.dag": "JOB B b\nSPLICE M m.dag",
+        "/d/rdir/m.dag": "JOB Y y",
+        # what the naming file's directory would give: must not be read
+        "/d/sub/sub/n.dag": "JOB WRONG w",
+        "/d/sub/sub/inc.dag": "JOB WRONG w",
+    }
+    wf = parse_dag(files["/d/top.dag"].splitlines(), path="/d/top.dag", include_loader=loader_from(files))
+    assert list(wf.nodes) == ["T", "S+A", "S+N+X", "S+I", "R+B", "R+M+Y"]
+    assert ("S+A", "S+N+X") in wf.edges
+    assert wf.nodes["S+N+X"].source_path == "/d/sub/n.dag"
 
 
 def test_splice_scoped_all_nodes_and_commands():
@@ -396,5 +417,6 @@ def test_nested_splices_hold_their_members_once(tmp_path, monkeypatch):
     wf = read_dag(tmp_path / "s0.dag")
     assert len(wf.nodes) == n and len(wf.edges) == n - 1
     assert ("A0", "S1+A1") in wf.edges and ("S1+A1", "S1+S2+A2") in wf.edges
-    held = sum(len(scope.members) + len(scope.edge_list) for scope, _lines, _path in parsers[-1].sources)
+    held = sum(len(scope.ends) + len(scope.has_parent) + len(scope.has_child)
+               for scope, _lines, _path in parsers[-1].sources)
     assert held <= 2 * n  # linear (it was about n²: 39,800 here)

@@ -198,3 +198,26 @@ def test_bad_bottlemod_model_names_node_and_file(capsys, tmp_path: Path, spec: s
     code, out, err = run_main(capsys, dag, "--json")
     assert code == 2 and out == ""
     assert "node A" in err and message in err and "w.dag" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("args", [
+    (str(DATA / "chain.dax"), "--default-estimate", "60"),  # transformations
+    (FIG1,),  # NOOP: φ′ null
+    (str(DATA / "chain.dax"),),  # missing estimates: the structure
+])
+def test_streamed_json_is_the_one_object_dump(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, args: tuple[str, ...]):
+    """``--json`` is written a block of nodes at a time; the text is exactly
+    ``json.dumps`` of the whole report (blocks of 2 nodes here, so that the
+    seams between blocks are crossed)."""
+    from condor_rlrep.cli import inspect_cmd
+
+    dag = tmp_path / "j.dag"
+    dag.write_text("JOB a x.sub\nJOB b x.sub\nJOB c x.sub\nJOB d x.sub\nJOB e x.sub\nPARENT a b CHILD c d\n"
+                   "PARENT d CHILD e\n")
+    for case in [args, (str(dag), "--default-estimate", "10")]:
+        whole = json.loads(invoke(*case, "--json", "--indent", "0").stdout)
+        monkeypatch.setattr(inspect_cmd, "_BLOCK", 2)
+        streamed = invoke(*case, "--json").stdout
+        monkeypatch.undo()
+        assert streamed == json.dumps(whole) + "\n"
+        assert len(whole["nodes"]) > 2

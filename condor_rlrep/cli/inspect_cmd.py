@@ -85,12 +85,15 @@ def inspect(
     if missing:
         # Structure only: with unit weights, earliest starts are levels.
         graph = dependency_graph(workflow, dict.fromkeys((node.name for node in nodes), 1.0))
-        plan = plan_workflow(graph, phi)
-        note = missing_estimates_error(missing).message
-        warn(f"{note}; showing the structure only")
     else:
         graph = dependency_graph(workflow, estimates)
-        plan = plan_workflow(graph, phi)
+    # Everything below works on the graph (which keeps the node names): the
+    # workflow, most of the memory, goes before the plan and the output grow.
+    del workflow, nodes
+    plan = plan_workflow(graph, phi)
+    if missing:
+        note = missing_estimates_error(missing).message
+        warn(f"{note}; showing the structure only")
 
     if dot_file:
         write_atomic(dot_file, _dot_text(graph, plan, Path(workflow_file).name, estimates, bool(missing)))
@@ -98,11 +101,15 @@ def inspect(
     # until printed: the cyclic GC would rescan them (and the workflow) for nothing.
     with gc_paused():
         # not click.echo: on a pipe it would scan tens of MB for ANSI codes
-        if as_json:
+        write = sys.stdout.write
+        if as_json and indent is not None:
             report = _report(graph, plan, estimates, origins, tasks, missing)
-            sys.stdout.write(json.dumps(report, indent=indent, allow_nan=False) + "\n")
+            write(json.dumps(report, indent=indent, allow_nan=False) + "\n")
+        elif as_json:
+            for piece in _json_pieces(graph, plan, estimates, origins, tasks, missing):
+                write(piece)
+            write("\n")
         else:
-            write = sys.stdout.write
             for line in _table(workflow_file, graph, plan, estimates, origins, tasks, missing, criticality):
                 write(line)
                 write("\n")
@@ -111,11 +118,17 @@ def inspect(
         click.echo(f"wrote {dot_file}", err=True)
 
 
-def _neighbours(graph: DependencyGraph) -> tuple[list[list[str]], list[list[str]]]:
-    """Parents and children of every node, each list sorted by name.
+# Nodes per block of the streamed JSON: big enough that json.dumps (C) does the
+# work, small enough that a block's dicts and text are a few MB at most.
+_BLOCK = 4096
+
+
+def _neighbour_blocks(graph: DependencyGraph) -> Iterator[tuple[list[list[str]], list[list[str]]]]:
+    """Parents and children of every node (each list sorted by name), a block
+    of :data:`_BLOCK` nodes at a time.
 
     One global sort (numpy) instead of one per node: the per-node work is a
-    list slice.
+    list slice, and only one block's lists exist at a time.
     """
     import numpy as np
 
@@ -125,14 +138,21 @@ def _neighbours(graph: DependencyGraph) -> tuple[list[list[str]], list[list[str]
     rank[np.array(sorted(range(total), key=names.__getitem__), dtype=np.int64)] = np.arange(total)
     count = graph.node_count
 
-    def lists(index: np.ndarray, offset: np.ndarray) -> list[list[str]]:
+    def ordered(index: np.ndarray, offset: np.ndarray) -> np.ndarray:
         row = np.repeat(np.arange(total), np.diff(offset))
-        ordered = index[np.lexsort((rank[index], row))]
-        flat = list(map(names.__getitem__, ordered.tolist()))
-        bounds = offset.tolist()
-        return [flat[bounds[i] : bounds[i + 1]] for i in range(count)]
+        return index[np.lexsort((rank[index], row))]
 
-    return lists(graph.parent_index, graph.parent_offset), lists(graph.child_index, graph.child_offset)
+    ups, downs = ordered(graph.parent_index, graph.parent_offset), ordered(graph.child_index, graph.child_offset)
+    up_bounds, down_bounds = graph.parent_offset.tolist(), graph.child_offset.tolist()
+
+    def lists(flat_index: np.ndarray, bounds: list[int], first: int, end: int) -> list[list[str]]:
+        base = bounds[first]
+        flat = list(map(names.__getitem__, flat_index[base : bounds[end]].tolist()))
+        return [flat[bounds[i] - base : bounds[i + 1] - base] for i in range(first, end)]
+
+    for first in range(0, count, _BLOCK):
+        end = min(first + _BLOCK, count)
+        yield lists(ups, up_bounds, first, end), lists(downs, down_bounds, first, end)
 
 
 def _joins(graph: DependencyGraph) -> dict[str, dict[str, list[str]]]:
@@ -140,6 +160,61 @@ def _joins(graph: DependencyGraph) -> dict[str, dict[str, list[str]]]:
     return {
         names[j]: {"parents": [names[i] for i in graph.parents(j)], "children": [names[i] for i in graph.children(j)]}
         for j in range(graph.node_count, len(names))
+    }
+
+
+def _node_blocks(
+    graph: DependencyGraph,
+    plan: WorkflowPlan,
+    estimates: dict[str, float],
+    origins: dict[str, str],
+    tasks: dict[str, str],
+    missing: list[str],
+) -> Iterator[dict[str, dict[str, Any]]]:
+    """The ``nodes`` of the JSON report, in node order, a block at a time."""
+    names = graph.node_names
+    columns = plan.columns()  # aligned with names: plan_workflow keeps the graph's node order
+    levels = columns["earliest_start"]
+    first = 0
+    for parents, children in _neighbour_blocks(graph):
+        block: dict[str, dict[str, Any]] = {}
+        end = first + len(parents)
+        if missing:
+            for i, ups, downs in zip(range(first, end), parents, children):
+                name = names[i]
+                block[name] = {"estimate": estimates.get(name), "source": origins.get(name), "level": round(levels[i]),
+                               "parents": ups, "children": downs}
+        else:
+            estimate, remaining = columns["estimate"], columns["remaining"]
+            phi1, phi2 = columns["phi_prime"], columns["phi_double_prime"]
+            for i, ups, downs in zip(range(first, end), parents, children):
+                p1, p2 = phi1[i], phi2[i]
+                block[names[i]] = {
+                    "estimate": estimate[i],
+                    "source": origins.get(names[i]),
+                    "L": remaining[i],
+                    "earliest_start": levels[i],
+                    "phi_prime": p1 if p1 - p1 == 0.0 else None,  # finite (inf - inf is nan)
+                    "phi_double_prime": p2 if p2 - p2 == 0.0 else None,
+                    "parents": ups,
+                    "children": downs,
+                }
+        if tasks:
+            for name, entry in block.items():
+                if name in tasks:
+                    entry["transformation"] = tasks[name]
+        first = end
+        yield block
+
+
+def _report_head(plan: WorkflowPlan, missing: list[str]) -> dict[str, Any]:
+    complete = not missing
+    return {
+        "critical_path": list(plan.critical_path) if complete else None,
+        "critical_path_seconds": plan.critical_path_seconds if complete else None,
+        "phi": plan.phi,
+        "deadline": plan.deadline if complete else None,
+        "missing_estimates": missing,
     }
 
 
@@ -151,42 +226,32 @@ def _report(
     tasks: dict[str, str],
     missing: list[str],
 ) -> dict[str, Any]:
-    names = graph.node_names
-    parents, children = _neighbours(graph)
+    """The whole JSON report as one object (for ``--indent``)."""
     nodes: dict[str, dict[str, Any]] = {}
-    if missing:
-        levels = plan.earliest_start
-        for name, ups, downs in zip(names, parents, children):
-            nodes[name] = {"estimate": estimates.get(name), "source": origins.get(name), "level": round(levels[name]),
-                           "parents": ups, "children": downs}
-    else:
-        phi1 = plan.planned_phi_prime()
-        phi2 = plan.planned_phi_double_prime()
-        estimate, remaining, earliest = plan.estimate, plan.remaining, plan.earliest_start
-        for name, ups, downs in zip(names, parents, children):
-            p1, p2 = phi1[name], phi2[name]
-            nodes[name] = {
-                "estimate": estimate[name],
-                "source": origins.get(name),
-                "L": remaining[name],
-                "earliest_start": earliest[name],
-                "phi_prime": p1 if p1 - p1 == 0.0 else None,  # finite (inf - inf is nan)
-                "phi_double_prime": p2 if p2 - p2 == 0.0 else None,
-                "parents": ups,
-                "children": downs,
-            }
-    for name, task in tasks.items():
-        nodes[name]["transformation"] = task
-    complete = not missing
-    return {
-        "critical_path": list(plan.critical_path) if complete else None,
-        "critical_path_seconds": plan.critical_path_seconds if complete else None,
-        "phi": plan.phi,
-        "deadline": plan.deadline if complete else None,
-        "missing_estimates": missing,
-        "nodes": nodes,
-        "joins": _joins(graph),
-    }
+    for block in _node_blocks(graph, plan, estimates, origins, tasks, missing):
+        nodes.update(block)
+    return {**_report_head(plan, missing), "nodes": nodes, "joins": _joins(graph)}
+
+
+def _json_pieces(
+    graph: DependencyGraph,
+    plan: WorkflowPlan,
+    estimates: dict[str, float],
+    origins: dict[str, str],
+    tasks: dict[str, str],
+    missing: list[str],
+) -> Iterator[str]:
+    """``json.dumps(_report(...))``, byte for byte, as pieces: only one block of
+    nodes is held at a time, never the whole report nor its text."""
+    head = json.dumps(_report_head(plan, missing), allow_nan=False)
+    yield head[:-1] + ', "nodes": {'
+    separator = ""
+    for block in _node_blocks(graph, plan, estimates, origins, tasks, missing):
+        if block:
+            yield separator
+            yield json.dumps(block, allow_nan=False)[1:-1]
+            separator = ", "
+    yield '}, "joins": ' + json.dumps(_joins(graph), allow_nan=False) + "}"
 
 
 def _seconds(value: float) -> str:

@@ -17,16 +17,16 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from itertools import compress, count, islice, repeat
-from operator import ge, itemgetter, le, lshift, not_, or_
+from operator import and_, ge, gt, is_not, itemgetter, le, lshift, not_, or_
 from sys import intern
 
-from .model import Node, VarAssignment
+from .model import VarAssignment, plain_node
 from .parsestate import ParseState, Scope
 from .syntax import RESERVED_NAMES
 
 __all__ = [
     "MIN_RUN", "CHUNK", "BULK_PREFIX", "VARS_LINE", "run_end", "skip_lines", "plain_blob",
-    "bulk_jobs", "bulk_edges", "bulk_vars", "fast_edge",
+    "bulk_jobs", "bulk_edges", "bulk_vars", "bulk_mixed", "mixed_end", "fast_edge",
 ]
 
 MIN_RUN = 16
@@ -92,17 +92,17 @@ def plain_blob(run: list[str]) -> str | None:
     return None
 
 
-def bulk_jobs(p: ParseState, scope: Scope, run: list[str], path: str | None, lineno: int) -> bool:
-    """Define the nodes of a run of ``JOB name file`` lines (top scope), as the
-    line-by-line fast path would."""
+def _job_words(p: ParseState, scope: Scope, run: list[str]) -> tuple[list[str], list[str]] | None:
+    """(names, submit files) of a run of plain ``JOB name file`` lines that
+    define new nodes (top scope), or None if any line needs the careful path."""
     blob = plain_blob(run)
     if blob is None or "+" in blob or " {" in blob or " @" in blob or ".condor.sub" in blob:
-        return False  # the line-by-line path has the checks these need
+        return None  # the line-by-line path has the checks these need
     k = len(run)
     words = blob.split()
     # k "JOB" words, all at the start of a 3-word group: every line is JOB name file
     if len(words) != 3 * k or words.count("JOB") != k or words[0::3].count("JOB") != k:
-        return False
+        return None
     names = words[1::3]
     nodes = p.wf.nodes
     if (
@@ -111,19 +111,108 @@ def bulk_jobs(p: ParseState, scope: Scope, run: list[str], path: str | None, lin
         or not scope.splices.keys().isdisjoint(names)
         or not p.wf.submit_descriptions.keys().isdisjoint(names)
     ):
+        return None
+    return names, words[2::3]
+
+
+def bulk_jobs(p: ParseState, scope: Scope, run: list[str], path: str | None, lineno: int) -> bool:
+    """Define the nodes of a run of ``JOB name file`` lines (top scope), as the
+    line-by-line fast path would."""
+    found = _job_words(p, scope, run)
+    if found is None:
         return False
+    _define(p, scope, *found, range(lineno, lineno + len(run)), path)
+    return True
+
+
+def _define(p: ParseState, scope: Scope, names: list[str], submits: list[str], numbers: Iterable[int],
+            path: str | None) -> None:
+    nodes = p.wf.nodes
+    k = len(names)
     first = len(nodes)
-    new = [
-        Node(name=name, submit=submit, source_path=path, source_line=number)
-        for name, submit, number in zip(names, words[2::3], range(lineno, lineno + k))
-    ]
-    positions = range(first, first + k)
+    # Interned submit files: most nodes share a few, one string each.
+    new = list(map(plain_node, names, map(intern, submits), repeat(path), numbers))
+    positions = list(range(first, first + k))  # one int object per node, shared by both maps
     p.index.update(zip(names, positions))
     scope.linkable.update(zip(names, zip(names, positions)))
     pairs = list(zip(names, new))
     nodes.update(pairs)
     scope.own.update(pairs)
+
+
+_JOB_OR_PARENT = ("JOB ", "PARENT ")
+
+
+def mixed_end(lines: list[str], start: int) -> int:
+    """End of the run of ``lines[start:]`` that start with ``JOB `` or
+    ``PARENT `` (at most :data:`CHUNK` lines)."""
+    limit = min(len(lines), start + CHUNK)
+    misses = map(not_, map(str.startswith, lines[start:limit], repeat(_JOB_OR_PARENT)))
+    return next(compress(count(start), misses), limit)
+
+
+def bulk_mixed(p: ParseState, scope: Scope, run: list[str], path: str | None, lineno: int) -> bool:
+    """A run of plain ``JOB name file`` and ``PARENT a CHILD b`` lines in any
+    order (top scope; a generator's shuffled output), as the line-by-line
+    path would take it: every node defined, each edge whose ends were both
+    defined before its line added (in file order), the others deferred to
+    pass 2 (in file order)."""
+    is_job = list(map(str.startswith, run, repeat("JOB ")))
+    job_lines = list(compress(run, is_job))
+    edge_lines = list(compress(run, map(not_, is_job)))
+    k = len(edge_lines)
+    if not job_lines or not k:
+        return False  # a run of one kind: the other bulk paths
+    found = _job_words(p, scope, job_lines)
+    blob = plain_blob(edge_lines)
+    if found is None or blob is None:
+        return False
+    words = blob.split()
+    if (
+        len(words) != 4 * k or words.count("PARENT") != k
+        or words[0::4].count("PARENT") != k or words[2::4].count("CHILD") != k
+    ):
+        return False
+    names, submits = found
+    job_numbers = list(compress(count(lineno), is_job))
+    edge_numbers = list(compress(count(lineno), map(not_, is_job)))
+    _define(p, scope, names, submits, job_numbers, path)
+    # Where the line-by-line path would meet an edge before one of its
+    # nodes: those lines are deferred, so that edges (and the cycle check's
+    # order) come exactly as they would.
+    born = dict(zip(names, job_numbers))
+    linkable = scope.linkable
+    parents, children = words[1::4], words[3::4]
+    pv = list(map(linkable.get, parents))
+    cv = list(map(linkable.get, children))
+    known = map(and_, map(is_not, pv, repeat(None)), map(is_not, cv, repeat(None)))
+    before = map(and_, map(gt, edge_numbers, map(born.get, parents, repeat(0))),
+                 map(gt, edge_numbers, map(born.get, children, repeat(0))))
+    now = list(map(and_, known, before))
+    if not all(now):
+        later = map(not_, now)
+        p_deferred = compress(zip(repeat("PARENT"), map(str.strip, edge_lines), repeat(path), edge_numbers), later)
+        scope.deferred.extend(p_deferred)
+        pv = list(compress(pv, now))
+        cv = list(compress(cv, now))
+    _add_known_edges(p, pv, cv)
     return True
+
+
+def _add_known_edges(p: ParseState, pv: list[tuple[str, int]], cv: list[tuple[str, int]]) -> None:
+    """Add the edges between these (name, position) ends, as the line-by-line path would."""
+    new = list(zip(map(_first, pv), map(_first, cv)))
+    p.wf.edges.update(new)
+    if p.wf.weak_edges:
+        p.wf.weak_edges.difference_update(new)  # a strong edge wins over a weak one
+    # duplicates of earlier edges have the same positions: counting them changes nothing
+    pp = list(map(_second, pv))
+    cp = list(map(_second, cv))
+    p.edge_keys.extend(map(or_, map(lshift, pp, repeat(32)), cp))
+    if not p.forward and any(map(le, pp, cp)):
+        p.forward = True
+    if not p.backward and any(map(ge, pp, cp)):
+        p.backward = True
 
 
 def bulk_edges(p: ParseState, scope: Scope, run: list[str]) -> bool:
@@ -144,18 +233,7 @@ def bulk_edges(p: ParseState, scope: Scope, run: list[str]) -> bool:
     cv = list(map(linkable.get, words[3::4]))
     if None in pv or None in cv:  # a name of no (linkable) node, PARENT or CHILD
         return False
-    new = list(zip(map(_first, pv), map(_first, cv)))
-    p.wf.edges.update(new)
-    if p.wf.weak_edges:
-        p.wf.weak_edges.difference_update(new)  # a strong edge wins over a weak one
-    # duplicates of earlier edges have the same positions: counting them changes nothing
-    pp = list(map(_second, pv))
-    cp = list(map(_second, cv))
-    p.edge_keys.extend(map(or_, map(lshift, pp, repeat(32)), cp))
-    if not p.forward and any(map(le, pp, cp)):
-        p.forward = True
-    if not p.backward and any(map(ge, pp, cp)):
-        p.backward = True
+    _add_known_edges(p, pv, cv)  # type: ignore[arg-type]
     return True
 
 

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from ..errors import DagError
-from .bulk import MIN_RUN, VARS_LINE, bulk_edges, fast_edge
+from .bulk import CHUNK, MIN_RUN, VARS_LINE, bulk_edges, fast_edge
 from .lexer import Lexer, LexError, Token, is_plain, normalize_keyword, split_tokens
 from .model import Script, VarAssignment
 from .syntax import syntax_error
@@ -474,8 +474,10 @@ def run_deferred(p: ParseState, scope: Scope) -> None:
             end = k + 1
             while end < total and deferred[end][0] == "PARENT":
                 end += 1
-            if end - k >= MIN_RUN and bulk_edges(p, scope, [item[1] for item in deferred[k:end]]):
-                k = end
+            # a chunk at a time, as in pass 1: a whole file's edges at once are slower (memory)
+            while end - k >= MIN_RUN and bulk_edges(p, scope, [item[1] for item in deferred[k : min(end, k + CHUNK)]]):
+                k = min(end, k + CHUNK)
+            if k == end:
                 continue
             for kw, line, path, lineno in deferred[k:end]:
                 if not fast_edge(p, scope, line):

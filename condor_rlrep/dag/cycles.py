@@ -22,7 +22,7 @@ path only, so that the DAX and WfFormat readers do not load them.
 from __future__ import annotations
 
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from ..errors import CycleError, DagError
@@ -47,7 +47,7 @@ _NUMPY_IMPORT_MIN = 32768
 _LOW32 = (1 << 32) - 1
 
 
-def _numpy_acyclic(wf: Workflow, index: dict[str, int], edge_keys: list[int], total: int) -> bool:
+def _numpy_acyclic(wf: Workflow, index: dict[str, int], edge_keys: Sequence[int], total: int) -> bool:
     import numpy as np
 
     from .csr import is_acyclic
@@ -63,7 +63,7 @@ def _numpy_acyclic(wf: Workflow, index: dict[str, int], edge_keys: list[int], to
     return is_acyclic(total, np.concatenate(parent_of), np.concatenate(child_of))
 
 
-def find_cycle(wf: Workflow, index: dict[str, int], edge_keys: list[int]) -> list[tuple[str, str]] | None:
+def find_cycle(wf: Workflow, index: dict[str, int], edge_keys: Sequence[int]) -> list[tuple[str, str]] | None:
     """None if acyclic, else one cycle as its edges (networkx names it).
 
     Kahn's algorithm over node positions (``index``: name -> position) and
@@ -116,7 +116,7 @@ def _locate_edge(p: Parser, edge: tuple[str, str]) -> tuple[str | None, int | No
     """The PARENT/CHILD (or CONNECT) line that created ``edge`` (error path only)."""
     # Imported here: the DAX and WfFormat readers use this module without the DAG parser.
     from .commands import COMMANDS
-    from .firstpass import inline_body
+    from .lexer import inline_body
     from .parsestate import ParseState, Scope
 
     for join in p.wf.joins:

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Iterator
+from itertools import chain
 from sys import intern
 from typing import Any
 
@@ -31,26 +32,30 @@ from .bulk import (
     VARS_LINE,
     bulk_edges,
     bulk_jobs,
+    bulk_mixed,
     bulk_vars,
+    mixed_end,
     run_end,
     skip_lines,
 )
 from .commands import COMMANDS, run_deferred
 from .lexer import (
+    FileLines,
     LexError,
     LineSource,
     checked_lines,
+    inline_body,
     normalize_keyword,
-    read_lines,
     split_tokens,
+    tracked_blocks,
 )
-from .model import Node, VarAssignment
+from .model import Node, VarAssignment, plain_node
 from .parsestate import EDGE_KINDS, NO_EDGES, ParseState, Scope, Splice
-from .syntax import KEYWORDS, NODE_KINDS, RESERVED_NAMES, syntax_error
+from .syntax import KEYWORDS, NODE_KINDS, RESERVED_NAMES
 
-__all__ = ["Parser", "Loader", "inline_body"]
+__all__ = ["Parser", "Loader", "inline_body"]  # inline_body: from .lexer, for .cycles
 
-Loader = Callable[[str], list[str]]
+Loader = Callable[[str], "list[str] | FileLines"]
 
 
 class Parser(ParseState):
@@ -66,7 +71,7 @@ class Parser(ParseState):
         self.sources: list[tuple[Scope, list[str], str | None]] = []  # to locate a cycle's edge
 
     # -- files ------------------------------------------------------------
-    def load(self, kind: str, ref: str, resolved: str, path: str | None, line: int) -> list[str]:
+    def load(self, kind: str, ref: str, resolved: str, path: str | None, line: int) -> list[str] | FileLines:
         if "\x00" in ref:
             raise DagSyntaxError(f"{kind}: file name {ref!r} contains a NUL byte", path=path, line=line)
         key = posixpath.normpath(resolved)
@@ -81,7 +86,7 @@ class Parser(ParseState):
             raise DagError(f"{kind} file '{ref}' cannot be read: {err.strerror or err}", path=path, line=line) from err
         except ValueError as err:  # e.g. a path the OS cannot take
             raise DagError(f"{kind} file '{ref}' cannot be read: {err}", path=path, line=line) from err
-        return lines if self.loader is read_lines else checked_lines(list(lines), resolved)
+        return lines if self.loader is FileLines else checked_lines(list(lines), resolved)
 
     def enter(self, path: str | None) -> None:
         if path is not None:
@@ -94,7 +99,7 @@ class Parser(ParseState):
             self.reading.discard(self.file_stack.pop())
 
     # -- pass 1 over a file -------------------------------------------------
-    def run_file(self, scope: Scope, lines: list[str], path: str | None, file_dir: str) -> None:
+    def run_file(self, scope: Scope, lines: list[str] | FileLines, path: str | None, file_dir: str) -> None:
         """Pass 1 over one file and, through INCLUDE and SPLICE, every file it
         names, to any depth without recursion: each file is a generator
         (:meth:`file_pass`) that yields the generator of a file it needs read
@@ -110,8 +115,13 @@ class Parser(ParseState):
             for pending in reversed(stack):  # an error: let each file's cleanup run
                 pending.close()
 
-    def file_pass(self, scope: Scope, lines: list[str], path: str | None, file_dir: str) -> Iterator[Iterator[Any]]:
+    def file_pass(self, scope: Scope, lines: list[str] | FileLines, path: str | None, file_dir: str) -> Iterator[Iterator[Any]]:
         """Pass 1 over one file: define nodes, splices, descriptions; defer the rest.
+
+        ``file_dir`` is DAGMan's working directory while it reads the file
+        (the top DAG's directory, joined with the DIR of each enclosing
+        splice): INCLUDE and SPLICE files are relative to it, not to the
+        directory of the file naming them.
 
         A generator: for an INCLUDE or SPLICE it yields the generator that
         reads the named file (:meth:`run_file` runs it) and goes on afterwards.
@@ -126,7 +136,12 @@ class Parser(ParseState):
         self.enter(path)
         self.sources.append((scope, lines, path))
         try:
-            src = LineSource(lines)
+            # A file on disk is read a block of lines at a time; ``current`` is
+            # the block holding the last line read (for the bulk paths, which
+            # look ahead within it) and the line number before its first line.
+            current: list[Any] = [[], 0]
+            blocks = lines.blocks() if isinstance(lines, FileLines) else iter((lines,))
+            src = LineSource(chain.from_iterable(tracked_blocks(blocks, current)))
             physical = src.physical
             pass1 = _PASS1
             kwcache = KEYWORDS
@@ -138,9 +153,9 @@ class Parser(ParseState):
             edges = self.wf.edges
             weak_edges = self.wf.weak_edges
             linkable = scope.linkable
-            edge_list = scope.edge_list if scope.is_splice else None
+            in_splice = scope.is_splice
+            has_parent, has_child = scope.has_parent, scope.has_child
             vars_line = VARS_LINE.match
-            nlines = len(lines)
             keys_append = self.edge_keys.append
             bulk_from = 0  # no bulk attempt before this line number (a run that failed)
             backoff = 0  # lines skipped after a failed attempt: doubles while attempts keep failing
@@ -168,28 +183,42 @@ class Parser(ParseState):
                         if kw not in NODE_KINDS and kw not in pass1 and kw not in COMMANDS:
                             raise DagSyntaxError(f"'{first}' is not a valid DAG command", path=path, line=lineno)
                 if (
-                    lineno > bulk_from and kw in BULK_PREFIX and lineno + MIN_RUN <= nlines
-                    and lines[lineno + MIN_RUN - 2].startswith(BULK_PREFIX[kw])
+                    lineno > bulk_from and kw in BULK_PREFIX
+                    # this line is block[at - 1] (at < 1: a continued line reached the next block)
+                    and 0 < (at := lineno - current[1]) and at + MIN_RUN <= len(block := current[0])
                 ):
-                    # a long run of lines of one kind: try them all at once
-                    start = lineno - 1
-                    end = run_end(lines, start, BULK_PREFIX[kw])
-                    if end - start >= MIN_RUN:
-                        run = lines[start:end]
-                        if kw == "PARENT":
-                            done = edge_list is None and bulk_edges(self, scope, run)
-                        elif kw == "JOB":
-                            done = top and bulk_jobs(self, scope, run, path, lineno)
-                        else:
-                            done = bulk_vars(scope, run)
-                        if done:
-                            skip_lines(physical, end - start - 1)
+                    start = end = at - 1
+                    tried = False
+                    if block[at + MIN_RUN - 2].startswith(BULK_PREFIX[kw]):
+                        tried = True
+                        # a long run of lines of one kind (within the block): try them all at once
+                        end = run_end(block, start, BULK_PREFIX[kw])
+                        if end - start >= MIN_RUN:
+                            run = block[start:end]
+                            if kw == "PARENT":
+                                done = not in_splice and bulk_edges(self, scope, run)
+                            elif kw == "JOB":
+                                done = top and bulk_jobs(self, scope, run, path, lineno)
+                            else:
+                                done = bulk_vars(scope, run)
+                            if done:
+                                skip_lines(physical, end - start - 1)
+                                backoff = 0
+                                continue
+                    if top and kw != "VARS":
+                        # JOB and PARENT lines in random order (a shuffled file): a run of both at once
+                        tried = True
+                        mixed = mixed_end(block, start)
+                        if mixed - start >= MIN_RUN and bulk_mixed(self, scope, block[start:mixed], path, lineno):
+                            skip_lines(physical, mixed - start - 1)
                             backoff = 0
                             continue
-                    # Lines in random order make short runs everywhere: back off, so
-                    # failed attempts cost a bounded share of the line-by-line path.
-                    bulk_from = end + backoff
-                    backoff = min(2 * backoff + 1, CHUNK)
+                        end = max(end, mixed)
+                    if tried:
+                        # Lines in random order make short runs everywhere: back off, so
+                        # failed attempts cost a bounded share of the line-by-line path.
+                        bulk_from = current[1] + end + backoff
+                        backoff = min(2 * backoff + 1, CHUNK)
                 if kw == "PARENT":
                     # inlined fast_edge(): this line is the hottest of all
                     parts = line.split()
@@ -209,8 +238,9 @@ class Parser(ParseState):
                                     bwd = True
                                 else:
                                     fwd = bwd = True
-                                if edge_list is not None:
-                                    edge_list.append(e)
+                                if in_splice:
+                                    has_child.add(e[0])
+                                    has_parent.add(e[1])
                             elif weak_edges:
                                 weak_edges.discard(e)  # a strong edge wins over a weak one
                             continue
@@ -228,7 +258,7 @@ class Parser(ParseState):
                     ):
                         pos = index[name] = len(nodes)
                         linkable[name] = (name, pos)
-                        own[name] = nodes[name] = Node(name=name, submit=parts[2], source_path=path, source_line=lineno)
+                        own[name] = nodes[name] = plain_node(name, intern(parts[2]), path, lineno)
                         continue
                     try:
                         self.node(scope, kw, line, src, path, lineno)
@@ -353,7 +383,7 @@ class Parser(ParseState):
             scope.linkable[local] = (node.name, pos)
         nodes[node.name] = node
         if scope.is_splice and node.kind not in NO_EDGES:
-            scope.members.append(node.name)
+            scope.ends.append(node.name)
 
     def submit_description(self, scope: Scope, line: str, src: LineSource, path: str | None, lineno: int, file_dir: str) -> None:
         kw = "SUBMIT_DESCRIPTION"
@@ -379,9 +409,10 @@ class Parser(ParseState):
         if len(raws) > 2:
             raise self.syntax("INCLUDE", f"unexpected token '{raws[2]}'", path, lineno)
         ref = texts[1]
+        # relative to the working directory, as DAGMan opens it (not to this file's directory)
         resolved = posixpath.join(file_dir, ref) if file_dir else ref
         lines = self.load("INCLUDE", ref, resolved, path, lineno)
-        return self.file_pass(scope, lines, resolved, posixpath.dirname(resolved))
+        return self.file_pass(scope, lines, resolved, file_dir)
 
     def splice(self, scope: Scope, line: str, src: LineSource, path: str | None, lineno: int, file_dir: str) -> Iterator[Any]:
         """The generator reading a SPLICE (run by :meth:`run_file`): it yields
@@ -408,7 +439,8 @@ class Parser(ParseState):
             sdir = texts[4]
         if name in scope.splices or name in scope.own:
             raise DagError(f"duplicate splice name '{name}'", path=path, line=lineno)
-        # The splice file is read from its DIR, which is relative to the including DAG.
+        # DAGMan changes into the splice's DIR (relative to the working directory)
+        # to read the splice file and every file it names, and back afterwards.
         where = posixpath.join(file_dir, sdir) if sdir else file_dir
         resolved = posixpath.join(where, ref) if where else ref
         lines = self.load("SPLICE", ref, resolved, path, lineno)
@@ -416,54 +448,38 @@ class Parser(ParseState):
         if sdir is not None:
             node_dir = _join_dir(node_dir, sdir)
         inner = Scope(prefix=scope.prefix + name + "+", node_dir=node_dir, is_splice=True)
-        return self._splice_steps(scope, name, inner, lines, resolved)
+        return self._splice_steps(scope, name, inner, lines, resolved, where)
 
-    def _splice_steps(self, scope: Scope, name: str, inner: Scope, lines: list[str], resolved: str) -> Iterator[Any]:
-        yield self.file_pass(inner, lines, resolved, posixpath.dirname(resolved))
+    def _splice_steps(self, scope: Scope, name: str, inner: Scope, lines: list[str] | FileLines, resolved: str,
+                      workdir: str) -> Iterator[Any]:
+        yield self.file_pass(inner, lines, resolved, workdir)
         run_deferred(self, inner)
-        has_parent = {c for _p, c in inner.edge_list}
-        has_child = {p for p, _c in inner.edge_list}
-        for join in inner.join_list:
-            has_parent.update(join.children)
-            has_child.update(join.parents)
-        scope.splices[name] = Splice(
-            name=name,
-            initial=[m for m in inner.members if m not in has_parent],
-            terminal=[m for m in inner.members if m not in has_child],
-            pins_in=inner.pins_in,
-            pins_out=inner.pins_out,
+        # A node of the splice has a parent in it if an edge of the splice's own
+        # lines leads to it or, for a node of a nested splice, if it is not
+        # among that splice's initial nodes (likewise children, terminal
+        # nodes): no edge of a nested splice is looked at again, so n nested
+        # splices cost O(n), not O(n²).
+        has_parent, has_child = inner.has_parent, inner.has_child
+        initial: list[str] = []
+        terminal: list[str] = []
+        for end in inner.ends:
+            if isinstance(end, str):
+                if end not in has_parent:
+                    initial.append(end)
+                if end not in has_child:
+                    terminal.append(end)
+            else:
+                initial.extend(m for m in end.initial if m not in has_parent)
+                terminal.extend(m for m in end.terminal if m not in has_child)
+        splice = scope.splices[name] = Splice(
+            name=name, initial=initial, terminal=terminal, pins_in=inner.pins_in, pins_out=inner.pins_out,
         )
         if scope.is_splice:
-            scope.members.extend(inner.members)
-            scope.edge_list.extend(inner.edge_list)
-            scope.join_list.extend(inner.join_list)
-        # The inner scope stays listed in self.sources (to locate a cycle's
-        # line) but its members and edges now live in the splice and the
-        # enclosing scope: kept, n nested splices would hold n² of them.
-        inner.members = []
-        inner.edge_list = []
-        inner.join_list = []
-
-
-def inline_body(kw: str, name: str, opener: str, src: LineSource, path: str | None, lineno: int) -> tuple[str, str]:
-    """Read an inline description after ``{`` / ``@=TAG``: (body, rest of the closing line)."""
-    if opener.startswith("{"):
-        end = "}"
-    else:
-        end = "@" + opener[2:] if len(opener) > 2 else ""
-        if not end:
-            raise syntax_error(kw, f"'{name}': no inline description closing token specified (@=TOKEN)", path, lineno)
-    body: list[str] = []
-    endsp = end + " "
-    while (item := src.raw()) is not None:
-        line = item[1]
-        if line == end or line.startswith(endsp) or line.startswith(end + "\t"):
-            return "\n".join(body), line[len(end) :]
-        body.append(line)
-    raise DagSyntaxError(
-        f"{kw} '{name}': unterminated inline submit description (missing closing '{end}' line)",
-        path=path, line=lineno,
-    )
+            scope.ends.append(splice)
+        # The inner scope stays listed in self.sources (to locate a cycle's line).
+        inner.ends = []
+        inner.has_parent = set()
+        inner.has_child = set()
 
 
 def _join_dir(base: str | None, sub: str | None) -> str | None:

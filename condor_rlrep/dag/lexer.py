@@ -14,21 +14,24 @@ lines containing a quote or ``=``.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from itertools import chain
+from typing import Any
 
 from ..errors import DagSyntaxError
+from .syntax import syntax_error
 
 __all__ = [
     "Token", "Lexer", "LexError", "LineSource", "tokens", "split_tokens", "is_plain", "normalize_keyword",
-    "read_lines", "checked_lines",
+    "read_lines", "checked_lines", "FileLines", "tracked_blocks", "inline_body",
 ]
 
 _DELIMS = " \t"
 
 
 def read_lines(path: str) -> list[str]:
-    """The physical lines of the file at ``path`` (the parser's default loader)."""
+    """The physical lines of the file at ``path``, all at once."""
     # DAGMan reads lines with std::getline: only "\n" ends a line (not the
     # other separators str.splitlines() knows); "\r" is trimmed later.
     with open(path, encoding="utf-8", errors="surrogateescape", newline="") as f:
@@ -36,6 +39,47 @@ def read_lines(path: str) -> list[str]:
     if "\x00" in text:
         _raise_nul(text.split("\n"), path)
     return text.split("\n")
+
+
+# Characters read at a time by FileLines: a block's lines are a few MB.
+_BLOCK_CHARS = 1 << 20
+
+
+class FileLines:
+    """The physical lines of the file at ``path`` (the parser's default loader),
+    read a block at a time: the parser never holds a whole big file's lines
+    (at 10^5 nodes they would be a fifth of its memory).
+
+    Iterating gives the lines as :func:`read_lines` returns them;
+    :meth:`blocks` gives them as consecutive lists. The file is opened and
+    checked for NUL bytes at once (so a missing file or a NUL byte is the
+    error, as with :func:`read_lines`); it is read again on each iteration.
+    """
+
+    __slots__ = ("path",)
+
+    def __init__(self, path: str):
+        self.path = path
+        with open(path, "rb") as f:
+            line = 1
+            while block := f.read(_BLOCK_CHARS):
+                at = block.find(b"\x00")
+                if at >= 0:
+                    raise DagSyntaxError("line contains a NUL byte (a DAG file is text)", path=path,
+                                         line=line + block.count(b"\n", 0, at))
+                line += block.count(b"\n")
+
+    def blocks(self) -> Iterator[list[str]]:
+        with open(self.path, encoding="utf-8", errors="surrogateescape", newline="") as f:
+            tail = ""
+            while block := f.read(_BLOCK_CHARS):
+                lines = (tail + block).split("\n")
+                tail = lines.pop()  # the line the next block continues
+                yield lines
+            yield [tail]
+
+    def __iter__(self) -> Iterator[str]:
+        return chain.from_iterable(self.blocks())
 
 
 def _raise_nul(lines: list[str], path: str | None) -> None:
@@ -185,7 +229,7 @@ class LineSource:
 
     __slots__ = ("physical", "lineno")
 
-    def __init__(self, lines: list[str]):
+    def __init__(self, lines: Iterable[str]):
         self.physical = enumerate(lines, 1)
         self.lineno = 0  # last physical line consumed by raw()/continued()
 
@@ -220,3 +264,34 @@ class LineSource:
             if not _skip(line):
                 return self.lineno, line
         return None
+
+
+def tracked_blocks(blocks: Iterator[list[str]], current: list[Any]) -> Iterator[list[str]]:
+    """``blocks``, noting in ``current`` the block being read and the number of lines before it."""
+    before = 0
+    for block in blocks:
+        current[0] = block
+        current[1] = before
+        yield block
+        before += len(block)
+
+
+def inline_body(kw: str, name: str, opener: str, src: LineSource, path: str | None, lineno: int) -> tuple[str, str]:
+    """Read an inline description after ``{`` / ``@=TAG``: (body, rest of the closing line)."""
+    if opener.startswith("{"):
+        end = "}"
+    else:
+        end = "@" + opener[2:] if len(opener) > 2 else ""
+        if not end:
+            raise syntax_error(kw, f"'{name}': no inline description closing token specified (@=TOKEN)", path, lineno)
+    body: list[str] = []
+    endsp = end + " "
+    while (item := src.raw()) is not None:
+        line = item[1]
+        if line == end or line.startswith(endsp) or line.startswith(end + "\t"):
+            return "\n".join(body), line[len(end) :]
+        body.append(line)
+    raise DagSyntaxError(
+        f"{kw} '{name}': unterminated inline submit description (missing closing '{end}' line)",
+        path=path, line=lineno,
+    )

@@ -32,8 +32,10 @@ plain lines), :mod:`.commands` (pass 2), :mod:`.firstpass` (pass 1, files),
 
 Where this parser knowingly differs from DAGMan 25.x:
 
-* INCLUDE and SPLICE files (and a SPLICE's DIR) are resolved relative to the
-  directory of the file that names them, not to DAGMan's working directory.
+* DAGMan's working directory is taken to be the top DAG file's directory
+  (``base_dir``), as when ``condor_submit_dag`` runs there or with
+  ``-usedagdir``. INCLUDE and SPLICE files are relative to it (joined with the
+  DIR of each enclosing splice, as DAGMan changes into it), as in DAGMan.
 * Node names containing a quote or a blank are rejected (DAGMan keeps the
   quote characters in the name); splice names follow the node-name rules.
 * CONFIG, SET_JOB_ATTR, ENV, DOT, NODE_STATUS_FILE and JOBSTATE_LOG inside a
@@ -53,7 +55,7 @@ from ..errors import DagError
 from .commands import run_deferred
 from .cycles import cycle_error, find_cycle
 from .firstpass import Loader, Parser
-from .lexer import checked_lines, read_lines
+from .lexer import FileLines, checked_lines
 from .model import Workflow
 from .parsestate import Scope
 
@@ -75,9 +77,10 @@ def parse_dag(
 
     ``path`` names the file in error messages and in ``source_path``.
     ``include_loader(path) -> lines`` reads INCLUDE and SPLICE files; paths
-    given to it are resolved relative to the including file's directory
-    (``base_dir`` for the top file, default: the directory of ``path``, else
-    the current directory). Without a loader, files are read from disk.
+    given to it are resolved as DAGMan resolves them, relative to its working
+    directory ``base_dir`` (default: the directory of ``path``, else the
+    current directory) joined with the DIR of each enclosing SPLICE — not
+    relative to the directory of the file naming them. Without a loader, files are read from disk.
     ``allow_any_node_name_characters`` accepts ``+`` in node names, as
     DAGMan's ``DAGMAN_ALLOW_ANY_NODE_NAME_CHARACTERS = True`` does (needed to
     read back a flattened spliced workflow written by :func:`write_dag_lines`).
@@ -102,14 +105,14 @@ def _parse(
         bdir = posixpath.dirname(spath)
     else:
         bdir = ""
-    p = Parser(include_loader or read_lines, allow_any_node_name_characters)
+    p = Parser(include_loader or FileLines, allow_any_node_name_characters)
     top = Scope(prefix="", node_dir=None, is_splice=False)
     # Parsing allocates millions of small containers that all stay alive; the
     # cyclic GC would rescan them again and again for nothing.
     gc_was_enabled = gc.isenabled()
     gc.disable()
     try:
-        lines = lines if isinstance(lines, list) else list(lines)
+        lines = lines if isinstance(lines, (list, FileLines)) else list(lines)
         p.run_file(top, lines if nul_checked else checked_lines(lines, spath), spath, bdir)
         run_deferred(p, top)
         wf = p.wf
@@ -153,7 +156,7 @@ def read_dag(path: str | os.PathLike[str], *, allow_any_node_name_characters: bo
     """Read and parse the DAG file at ``path`` (INCLUDE/SPLICE files relative to it)."""
     spath = os.fspath(path)
     try:
-        lines = read_lines(spath)
+        lines = FileLines(spath)
     except FileNotFoundError as err:
         raise DagError("DAG file not found", path=spath) from err
     except OSError as err:
