@@ -221,3 +221,30 @@ def test_streamed_json_is_the_one_object_dump(monkeypatch: pytest.MonkeyPatch, t
         monkeypatch.undo()
         assert streamed == json.dumps(whole) + "\n"
         assert len(whole["nodes"]) > 2
+
+
+def test_out_of_memory_is_one_line_not_a_traceback(tmp_path: Path):
+    """A DAG too large for the process's memory limit: one error line, exit 2."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    if shutil.which("prlimit") is None:
+        pytest.skip("no prlimit")
+    dag = tmp_path / "big.dag"
+    with dag.open("w") as out:
+        for i in range(1_000_000):
+            out.write(f"JOB N{i} n.sub\nVARS N{i} rlrep_estimate=\"60\"\n")
+        for i in range(1, 1_000_000):
+            out.write(f"PARENT N{i - 1} CHILD N{i}\n")
+    (tmp_path / "n.sub").write_text("executable = /bin/true\nqueue\n")
+    # One BLAS thread: OpenBLAS reserves per-thread buffers at import and would
+    # die there, before condor-rlrep runs, under a limit this small.
+    env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
+    done = subprocess.run(["prlimit", "--as=500000000", str(Path(sys.executable).with_name("condor-rlrep")), "inspect", str(dag)],
+                          capture_output=True, text=True, timeout=300, env=env)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("condor-rlrep: error: out of memory running 'condor-rlrep inspect'")

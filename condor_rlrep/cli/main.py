@@ -113,6 +113,11 @@ class _LazyGroup(_LazyCommands):
             _fail(err.format_message())
         except RlrepError as err:
             _fail(str(err))
+        except MemoryError:
+            # Under a memory limit (ulimit -v, prlimit, a cgroup) a large input
+            # ends here; a traceback would say nothing more useful.
+            _fail(f"out of memory running '{_command_of(args)}': the input is too large for "
+                  "the memory this process may use (raise the limit, or split the input)")
         except OSError as err:
             if err.errno == errno.EPIPE:  # `condor-rlrep … | head`: the reader left, nothing to say
                 _quiet_stdout()
@@ -120,6 +125,11 @@ class _LazyGroup(_LazyCommands):
             _fail(str(err))
         # standalone_mode=False hands back click's own exit code (--help, --version, ctx.exit)
         sys.exit(result if isinstance(result, int) else 0)
+
+
+def _command_of(args: Any) -> str:
+    words = list(args) if args is not None else sys.argv[1:]
+    return " ".join(["condor-rlrep", *(word for word in words if not word.startswith("-"))][:2])
 
 
 def _fail(message: str, hint: str | None = None) -> NoReturn:
