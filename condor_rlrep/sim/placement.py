@@ -235,10 +235,12 @@ class IdleOrder:
         for _k, m in taken:
             key[m] = None
             freed.append(m)
-        if len(taken) > 1:  # equal idle times in the order of the free lists
+        idle = [now - k for k, _ in taken]
+        if len(taken) > 1 and not all(a > b for a, b in zip(idle, idle[1:])):
+            # equal idle times in the order of the free lists
             cls = self._cls
             taken.sort(key=lambda e: (-(now - e[0]), cls[e[1]], pos[e[1]]))
-        idle = [now - k for k, _ in taken]
+            idle = [now - k for k, _ in taken]
         exact = len(taken)
         if tied:  # the machines idle exactly ``bound`` are unsettled
             while exact and idle[exact - 1] == bound:
