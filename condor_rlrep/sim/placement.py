@@ -141,8 +141,9 @@ class IdleOrder:
     When machines of equal idle time straddle the ``count``-th place (at the
     start of a trace, when many machines have never been used), which of
     them are chosen is what numpy's partition in
-    :meth:`IdleClock.longest_idle` picks; such a query is answered by that
-    method, so that results stay those of every earlier run.
+    :meth:`IdleClock.longest_idle` picks; those machines are named by that
+    method (:meth:`resolve`), so that results stay those of every earlier
+    run, and only when the caller places that many (:meth:`top_lazy`).
     """
 
     def __init__(self, clock: IdleClock, engine) -> None:
