@@ -95,14 +95,27 @@ def test_replicas_for_target_is_the_fewest(survivals, target):
 @given(
     st.lists(st.tuples(st.integers(0, 4), st.integers(0, 1000)), max_size=30),
     st.lists(st.integers(0, 1100), min_size=1, max_size=8),
+    st.sampled_from([1, 2, 3, 1 << 16]),
 )
-def test_idle_clock_matches_brute_force(logins, queries):
+def test_idle_clock_matches_brute_force(logins, queries, block):
+    import condor_rlrep.sim.placement as placement
+
     machines = np.array([m for m, _ in logins], dtype=np.int64)
     ends = np.array([e for _, e in logins], dtype=np.float64)
-    clock = IdleClock(machines, ends, 5)
+    real = placement._BLOCK
+    placement._BLOCK = block  # logouts walked a few at a time: every block edge
+    try:
+        clock = IdleClock(machines, ends, 5)
+    finally:
+        placement._BLOCK = real
     for now in sorted(queries):
         expected = [max((e for m, e in logins if m == k and e <= now), default=-math.inf) for k in range(5)]
-        assert clock.last_logout(np.arange(5), float(now)).tolist() == expected
+        placement._BLOCK = block
+        try:
+            assert clock.last_logout(np.arange(5), float(now)).tolist() == expected
+        finally:
+            placement._BLOCK = real
+        assert clock.last_list == expected
         top, idle = clock.longest_idle(list(range(5)), float(now), 3)
         assert len(top) == 3 and list(idle) == sorted(idle, reverse=True)
         assert min(idle) >= max(now - np.array(expected)[np.setdiff1d(np.arange(5), top)], default=-math.inf)
@@ -118,6 +131,31 @@ def test_survival_is_a_probability_falling_with_length(records, hour, bucket, a,
     short, long_ = sorted((a, b))
     s_short, s_long = model.survival(hour, bucket, short), model.survival(hour, bucket, long_)
     assert 0.0 < s_long <= s_short <= 1.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 167), st.one_of(st.none(), st.integers(0, 5)), st.floats(0, 1e4),
+                          st.booleans()), max_size=20),
+       st.integers(0, 167), st.lists(st.one_of(st.floats(0, 2e5), st.just(math.inf)), max_size=4),
+       st.floats(-0.5, 1.5), st.floats(0, 3e4), st.floats(0, 1e5), st.sampled_from([0.5, 0.9, 0.99]))
+def test_the_simulators_count_is_choose_replicas_count(records, hour, idle, phi, estimate, reboot_in, target):
+    """replica_count (the per-task path) and SurvivalModel.survivals give
+    bit for bit what choose_replicas and survival give, and bucket what the
+    edge-by-edge walk gave."""
+    from condor_rlrep.survival.model import choose_replicas, replica_count
+
+    model = SurvivalModel()
+    for r in records:
+        model.record(*r)
+    for x in idle + [0.0, 900.0, 899.99, 86400.0, -1.0, math.nan]:
+        assert model.bucket(x) == next((b for b, edge in enumerate(model.edges) if x < edge), len(model.edges))
+    buckets = [model.bucket(t) for t in idle]
+    for b in buckets + [None]:
+        assert model.survivals(hour, [b], estimate) == [model.survival(hour, b, estimate)]
+    want = choose_replicas(model, hour, phi, estimate, buckets, target=target, hi=1.0, reboot_in=reboot_in)
+    assert replica_count(model, hour, phi, estimate, idle, target=target, hi=1.0, reboot_in=reboot_in) == want.replicas
+    if want.survivals:
+        assert list(want.survivals) == [model.survival(hour, b, estimate) for b in buckets]
 
 
 # -- specs ---------------------------------------------------------------------
@@ -269,18 +307,21 @@ def test_idle_order_answers_as_the_full_sort(seed, grid, choice, policy):
     # completions on the grid meet sessions of zero length at the same
     # moment, before the engine has reached them (IdleOrder's docstring)
     queries = []
-    real = IdleOrder.top
+    real = IdleOrder.top_lazy
 
     def both(self, now, count):
-        got = real(self, now, count)
+        machines, idle, exact = got = real(self, now, count)
         want = self.clock.longest_idle(self._engine.free_machines(), now, count)
-        assert got == (want[0].tolist(), want[1].tolist()), (now, count)
-        queries.append(len(got[0]))
+        want_m, want_idle = want[0].tolist(), want[1].tolist()
+        assert idle == want_idle, (now, count)
+        assert machines[:exact] == want_m[:exact], (now, count)  # the settled ones
+        assert self.resolve(now, count) == want_m, (now, count)  # and the rest, when asked
+        queries.append(exact < len(machines))
         return got
 
-    IdleOrder.top = both
+    IdleOrder.top_lazy = both
     try:
         simulate(trace, SimConfig(fraction=0.6, policy=policy, phi=0.3, seed=seed % 1000, machine_choice=choice))
     finally:
-        IdleOrder.top = real
+        IdleOrder.top_lazy = real
     assert queries  # the runner asked

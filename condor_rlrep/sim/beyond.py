@@ -44,7 +44,7 @@ from condor_rlrep.policyspec import PolicySpec
 from condor_rlrep.sim.engine import EVICTED
 from condor_rlrep.sim.placement import IdleClock, IdleOrder, hour_of_week
 from condor_rlrep.sim.runner import WorkflowRunner
-from condor_rlrep.survival.model import SurvivalModel, choose_replicas
+from condor_rlrep.survival.model import SurvivalModel, replica_count
 
 __all__ = [
     "BeyondRunner",
@@ -79,14 +79,26 @@ class BeyondRunner(WorkflowRunner):
             return [], []
         return self._idle_order.top(now, count)
 
+    def _top_idle_lazy(self, now: float, count: int) -> tuple[list[int], list[float], int]:
+        """:meth:`_top_idle` as :meth:`IdleOrder.top_lazy` answers: only the
+        first ``exact`` machines are settled; :meth:`IdleOrder.resolve` names
+        all of them (before anything is placed)."""
+        engine = self.engine
+        if count <= 0 or not engine.nfree or not engine._queue_empty():
+            return [], [], 0
+        return self._idle_order.top_lazy(now, count)
+
     def _submit_replicas(self, runtime: float, k: int, now: float, count: int) -> None:
         engine = self.engine
         estimate = self._wf_tpl[self._wf[k]].estimate[self._node[k]]
         how = hour_of_week(self._local(now))
-        machines, idle = self._top_idle(now, self.policy.max_replicas)
+        R = self.policy.max_replicas
+        machines, idle, exact = self._top_idle_lazy(now, R)
         count, held = self._plan(how, self._phi[k], estimate, idle, engine.next_reboot(now) - now, count)
         self._replicas[k] = count
         placed = min(count, len(machines))
+        if placed > exact:
+            machines = self._idle_order.resolve(now, R)
         bucket = self._bucket
         for m, t in zip(machines[:placed], idle[:placed]):
             j = engine.submit(runtime, k, now, machine=m)
@@ -174,9 +186,8 @@ class ModelPolicy:
     def initial(self, how: int, phi: float, estimate: float, idle: list[float], reboot_in: float) -> int:
         if not self.use_model:
             return 1
-        bucket = self.model.bucket
-        return choose_replicas(self.model, how, phi, estimate, [bucket(t) for t in idle],
-                               target=self.target, hi=self.hi, reboot_in=reboot_in).replicas
+        return replica_count(self.model, how, phi, estimate, idle, target=self.target, hi=self.hi,
+                             reboot_in=reboot_in)
 
     def plan(self, how: int, phi: float, estimate: float, idle: list[float], reboot_in: float, count: int):
         k = self.initial(how, phi, estimate, idle, reboot_in)

@@ -162,7 +162,7 @@ class ContextRunner(BeyondRunner):
         estimate = self._wf_tpl[w].estimate[node]
         phi = self._phi[k]
         R = self.policy.max_replicas
-        machines, idle = self._top_idle(now, R)
+        machines, idle, exact = self._top_idle_lazy(now, R)
         if phi < 0.0:
             count = 1  # late: see the module docstring; nothing learnt
         else:
@@ -176,6 +176,8 @@ class ContextRunner(BeyondRunner):
             self._state[k] = k  # learnable: the runner passes k back to _learn_context
         self._replicas[k] = count
         placed = min(count, len(machines))
+        if placed > exact:
+            machines = self._idle_order.resolve(now, R)
         for m in machines[:placed]:
             engine.submit(runtime, k, now, machine=m)
         if count > placed:

@@ -34,12 +34,36 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
+_ROWS = 1 << 14
+"""Rows formatted and written at a time: a year's tasks.csv held as one
+string list took more memory than the whole simulation."""
+
+
+def _texts(values: Any) -> list[str]:
+    """:func:`_fmt` of each value of one column's slice, the type decided
+    once per column where the column says it (a numpy array's dtype)."""
+    if isinstance(values, np.ndarray):
+        kind = values.dtype.kind
+        items = values.tolist()  # Python floats, ints and bools: _fmt's cases
+        if kind == "f":
+            return ["" if v != v else repr(v) for v in items]
+        if kind == "b":
+            return ["1" if v else "0" for v in items]
+        if kind in "iu":
+            return list(map(str, items))
+        return [_fmt(v) for v in items]
+    return [v if v.__class__ is str else _fmt(v) for v in values]
+
+
 def _csv(path: Path, header: list[str], columns: list[Any]) -> None:
-    rows = [",".join(header)]
-    lists = [c.tolist() if isinstance(c, np.ndarray) else list(c) for c in columns]
-    for row in zip(*lists):
-        rows.append(",".join(_fmt(v) for v in row))
-    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    columns = [c if isinstance(c, np.ndarray) else list(c) for c in columns]
+    rows = min((len(c) for c in columns), default=0)
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(",".join(header) + "\n")
+        for start in range(0, rows, _ROWS):
+            stop = min(start + _ROWS, rows)
+            texts = [_texts(c[start:stop]) for c in columns]
+            out.write("".join([",".join(row) + "\n" for row in zip(*texts)]))
 
 
 def write_outputs(result: SimResult, out_dir: str | os.PathLike[str]) -> Path:

@@ -23,6 +23,8 @@ import numpy as np
 
 __all__ = ["IdleClock", "IdleOrder", "hour_of_week"]
 
+_BLOCK = 1 << 16
+
 
 class IdleClock:
     """Last logout of each machine before a moment, from a trace's logins.
@@ -41,14 +43,30 @@ class IdleClock:
             raise ValueError("a login names a machine outside the trace")
         self.machines = machines
         order = np.argsort(le, kind="stable")
-        self._machine = lm[order].tolist()
-        self._end = le[order].tolist()
+        # The logouts in end order stay arrays; the clock walks them as
+        # lists (faster one at a time) a block at a time: a year's 1.2 M as
+        # Python lists would hold ~90 MB for the whole run.
+        self._all_machine = lm[order].astype(np.int32 if machines < 2**31 else np.int64)
+        self._all_end = le[order]
+        self._block = 0
+        self._machine: list[int] = []
+        self._end: list[float] = []
         self._next = 0
+        self._load_block()
         self._now = -np.inf
         self.last = np.full(machines, -np.inf)
         """Latest logout so far per machine (``-inf``: none yet), for gathers."""
         self.last_list: list[float] = [-math.inf] * machines
         """The same as a list, which Python indexes faster one machine at a time."""
+
+    def _load_block(self) -> None:
+        """The next block of logouts as lists (empty lists: none left)."""
+        a = self._block
+        b = min(a + _BLOCK, len(self._all_end))
+        self._block = b
+        self._machine = self._all_machine[a:b].tolist()
+        self._end = self._all_end[a:b].tolist()
+        self._next = 0
 
     @classmethod
     def of_trace(cls, trace) -> IdleClock:
@@ -62,7 +80,7 @@ class IdleClock:
         i = self._next
         ends = self._end
         n = len(ends)
-        if i < n and ends[i] <= now:
+        while i < n and ends[i] <= now:
             last = self.last
             last_list = self.last_list
             machine = self._machine
@@ -71,6 +89,11 @@ class IdleClock:
                 last[m] = last_list[m] = ends[i]  # in end order: the latest wins
                 i += 1
             self._next = i
+            if i == n:  # the block is used up: on to the next one
+                self._load_block()
+                i = 0
+                ends = self._end
+                n = len(ends)
 
     def last_logout(self, machines: np.ndarray, now: float) -> np.ndarray:
         """Latest login end ``<= now`` of each machine (``-inf``: none yet)."""
@@ -118,8 +141,9 @@ class IdleOrder:
     When machines of equal idle time straddle the ``count``-th place (at the
     start of a trace, when many machines have never been used), which of
     them are chosen is what numpy's partition in
-    :meth:`IdleClock.longest_idle` picks; such a query is answered by that
-    method, so that results stay those of every earlier run.
+    :meth:`IdleClock.longest_idle` picks; those machines are named by that
+    method (:meth:`resolve`), so that results stay those of every earlier
+    run, and only when the caller places that many (:meth:`top_lazy`).
     """
 
     def __init__(self, clock: IdleClock, engine) -> None:
@@ -160,8 +184,20 @@ class IdleOrder:
     def top(self, now: float, count: int) -> tuple[list[int], list[float]]:
         """Up to ``count`` free machines, longest idle first, and their idle
         seconds (``now`` − last logout)."""
+        machines, idle, exact = self.top_lazy(now, count)
+        if exact < len(machines):
+            machines = self.resolve(now, count)
+        return machines, idle
+
+    def top_lazy(self, now: float, count: int) -> tuple[list[int], list[float], int]:
+        """:meth:`top`'s idle seconds, its machines where they are settled,
+        and how many leading machines are: all but those of equal idle time
+        straddling the ``count``-th place (class docstring), which only
+        :meth:`resolve` names. The idle seconds are :meth:`top`'s either
+        way, so a caller that needs no more machines than the settled ones
+        (most replica counts stay below the tie) skips that full sort."""
         if count <= 0:
-            return [], []
+            return [], [], 0
         self.clock.advance(now)
         self._take_in()
         heap = self._heap
@@ -196,20 +232,32 @@ class IdleOrder:
             bound = now - k
         # The machines taken go back through the freed list, not the heap:
         # the caller usually claims them at once, and then they need no entry.
+        freed = self._freed
         for _k, m in taken:
             key[m] = None
-            self._freed.append(m)
-        if tied:
-            # Equal idle times across the boundary: which of them make the
-            # count is numpy's partition's choice; ask it the same question.
-            engine = self._engine
-            only = engine._only_list  # the free list itself under random choice (no copy)
-            machines, idle = self.clock.longest_idle(only if only is not None else engine.free_machines(), now, count)
-            return machines.tolist(), idle.tolist()
-        if len(taken) > 1:  # equal idle times in the order of the free lists
+            freed.append(m)
+        idle = [now - k for k, _ in taken]
+        if len(taken) > 1 and not all(a > b for a, b in zip(idle, idle[1:])):
+            # equal idle times in the order of the free lists
             cls = self._cls
             taken.sort(key=lambda e: (-(now - e[0]), cls[e[1]], pos[e[1]]))
-        return [m for _, m in taken], [now - k for k, _ in taken]
+            idle = [now - k for k, _ in taken]
+        exact = len(taken)
+        if tied:  # the machines idle exactly ``bound`` are unsettled
+            while exact and idle[exact - 1] == bound:
+                exact -= 1
+        return [m for _, m in taken], idle, exact
+
+    def resolve(self, now: float, count: int) -> list[int]:
+        """The machines of :meth:`top` when :meth:`top_lazy` left some
+        unsettled: equal idle times across the boundary, where which of them
+        make the count is numpy's partition's choice in
+        :meth:`IdleClock.longest_idle`; ask it the same question (the free
+        set must not have changed since :meth:`top_lazy`)."""
+        engine = self._engine
+        only = engine._only_list  # the free list itself under random choice (no copy)
+        machines, _idle = self.clock.longest_idle(only if only is not None else engine.free_machines(), now, count)
+        return machines.tolist()
 
 
 def hour_of_week(local_seconds: float) -> int:

@@ -26,6 +26,7 @@ their machines) uses the hour's rate, which pools every bucket.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,6 +42,7 @@ __all__ = [
     "model_spec_of",
     "replicas_for_target",
     "choose_replicas",
+    "replica_count",
     "hourly_rates",
 ]
 
@@ -80,13 +82,11 @@ class SurvivalModel:
         self._week_evictions = 0.0
 
     def bucket(self, idle_seconds: float) -> int:
-        """The idle bucket of a machine idle for ``idle_seconds``."""
-        b = 0
-        for edge in self.edges:
-            if idle_seconds < edge:
-                return b
-            b += 1
-        return b
+        """The idle bucket of a machine idle for ``idle_seconds``: how many
+        edges it has reached (the first edge it is below)."""
+        if idle_seconds != idle_seconds:  # NaN reaches no edge: past them all, as ever
+            return len(self.edges)
+        return bisect_right(self.edges, idle_seconds)
 
     def record(self, hour: int, bucket: int | None, seconds: float, evicted: bool) -> None:
         """One invocation placed at ``hour`` of the week on a machine of
@@ -156,6 +156,20 @@ class SurvivalModel:
     def survival(self, hour: int, bucket: int | None, seconds: float) -> float:
         """Probability that a run of ``seconds`` placed there sees no login."""
         return math.exp(-self.hazard(hour, bucket) * max(0.0, seconds))
+
+    def survivals(self, hour: int, buckets: Iterable[int | None], seconds: float) -> list[float]:
+        """:meth:`survival` of each of ``buckets`` at ``hour`` (the same
+        arithmetic, the hour's and the week's rates computed once: the
+        simulator asks this once per task)."""
+        k = self.prior_seconds
+        week = (self._week_evictions + k * self.prior_rate) / (self._week_exposure + k)
+        at_hour = (self._hour_evictions[hour] + k * week) / (self._hour_exposure[hour] + k)
+        t = max(0.0, seconds)
+        evictions = self.evictions[hour]
+        exposure = self.exposure[hour]
+        exp = math.exp
+        return [exp(-(at_hour if b is None else (evictions[b] + k * at_hour) / (exposure[b] + k)) * t)
+                for b in buckets]
 
 
 def replicas_for_target(survivals: Iterable[float], target: float) -> int:
@@ -260,20 +274,49 @@ def choose_replicas(
     ``estimate`` seconds reaches ``target``; one replica when ``φ′ ≥ hi``
     (a rerun fits the slack), ``φ′ < 0`` (already late: no count brings it
     back), the reboot falls within the run, or there is no machine."""
-    if not 0.0 <= phi:
-        return ModelChoice(1, "late")
-    if not phi < hi:
-        return ModelChoice(1, "slack")
-    if reboot_in < estimate:
-        return ModelChoice(1, "reboot")
-    if not len(buckets):
-        return ModelChoice(1, "no machine")
-    survivals = tuple(model.survival(hour, b, estimate) for b in buckets)
+    reason = _single_reason(phi, estimate, len(buckets), hi=hi, reboot_in=reboot_in)
+    if reason is not None:
+        return ModelChoice(1, reason)
+    survivals = tuple(model.survivals(hour, buckets, estimate))
     count = replicas_for_target(survivals, target)
     fail = 1.0
     for s in survivals[:count]:
         fail *= 1.0 - s
     return ModelChoice(count, "target" if 1.0 - fail >= target else "capped", survivals)
+
+
+def replica_count(
+    model: SurvivalModel,
+    hour: int,
+    phi: float,
+    estimate: float,
+    idle_seconds: Sequence[float],
+    *,
+    target: float,
+    hi: float,
+    reboot_in: float = math.inf,
+) -> int:
+    """``choose_replicas(...).replicas`` for candidate machines idle
+    ``idle_seconds`` (best first), without the record of why: the
+    simulator's per-task path."""
+    if _single_reason(phi, estimate, len(idle_seconds), hi=hi, reboot_in=reboot_in) is not None:
+        return 1
+    bucket = model.bucket
+    return replicas_for_target(model.survivals(hour, [bucket(t) for t in idle_seconds], estimate), target)
+
+
+def _single_reason(phi: float, estimate: float, candidates: int, *, hi: float, reboot_in: float) -> str | None:
+    """Why the model policy places one replica whatever the model says, or
+    None (:func:`choose_replicas`)."""
+    if not 0.0 <= phi:
+        return "late"
+    if not phi < hi:
+        return "slack"
+    if reboot_in < estimate:
+        return "reboot"
+    if not candidates:
+        return "no machine"
+    return None
 
 
 def hourly_rates(model: SurvivalModel) -> list[dict[str, float]]:
