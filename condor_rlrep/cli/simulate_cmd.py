@@ -149,7 +149,7 @@ def _print(result: Any, as_json: bool) -> None:
 
 @click.command()
 @click.option("--policy", default="single", show_default=True,
-              help="single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R, oracle:R; beyond the paper: idle-<policy>, model:R[,target=T,hi=H], react:R, model-react:R, "
+              help="single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R, oracle:R; beyond the paper: idle-<policy>, model:R[,target=T,hi=H,prior=E], react:R, model-react:R, "
                    "linucb:R[,alpha=A,lam=L,forget=G], lints:R[,…].")
 @_common
 def simulate(policy: str, as_json: bool, **opts: Any) -> None:
