@@ -39,13 +39,16 @@ from condor_rlrep.cli.options import emit_json, json_option, out_option, phi_opt
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the slot and arrival draws and the simulator.")
 @click.option("--negotiation-interval", type=click.FloatRange(min=1.0), default=2.0, show_default=True,
               help="The pool's NEGOTIATOR_INTERVAL and the simulator's negotiation ticks, in replay seconds.")
+@click.option("--dagman-latency", type=click.FloatRange(min=0.0), default=None, metavar="SECONDS",
+              help="DAGMan's per-level latency for the simulated rows (the simulator's --dagman-latency).  "
+                   "[default: as measured on each policy's live run]")
 @click.option("--condor", "release", type=click.Path(exists=True, file_okay=False), default=None,
               help="HTCondor release folder (sbin/condor_master) [default: the one of condor_master on PATH].")
 @json_option("Print the rows as one JSON object.")
 def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, trace_seed: int, window_start: float,
            window_hours: float, slots: int, pick: str, compression: float, workflows: int,
-           policies: tuple[str, ...], phi: float, seed: int, negotiation_interval: float, release: str | None,
-           as_json: bool) -> None:
+           policies: tuple[str, ...], phi: float, seed: int, negotiation_interval: float,
+           dagman_latency: float | None, release: str | None, as_json: bool) -> None:
     """Replay a window of a trace on a personal HTCondor pool whose static
     slots stand for the trace's desktops (owners evict through the startd's
     START/PREEMPT), submit instrumented Figure-1 workflows at the trace's
@@ -70,7 +73,8 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
     plan = make_plan(trace, slots=slots, window_start=window_start * 3600.0, window_seconds=window_hours * 3600.0,
                      compression=compression, workflows=workflows, seed=seed, pick=pick)
     settings = ReplaySettings(policies=list(policies) or ["single", "fixed:2"], phi=phi, seed=seed,
-                              negotiation_interval=negotiation_interval, release=found)
+                              negotiation_interval=negotiation_interval, release=found,
+                              dagman_latency=dagman_latency)
     stopping = {"now": False}
 
     def interrupt(signum: int, frame: Any) -> None:
@@ -97,7 +101,7 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
     finally:
         signal.signal(signal.SIGINT, previous)
     shown = {"policies": settings.policies, "phi": phi, "seed": seed, "negotiation_interval": negotiation_interval,
-             "pick": pick}
+             "pick": pick, "dagman_latency": "measured live" if dagman_latency is None else dagman_latency}
     paths = write_report(out, plan, rows, shown)
     if as_json:
         emit_json({"rows": {policy: [r.to_json() for r in pair] for policy, pair in rows.items()}, "report": paths})

@@ -30,10 +30,27 @@ import numpy as np
 
 from condor_rlrep.errors import InputError
 
-__all__ = ["ReplayPlan", "make_plan", "FIGURE1_LEVEL_COUNT"]
+__all__ = ["ReplayPlan", "make_plan", "FIGURE1_LEVEL_COUNT", "compressed_policy"]
 
 FIGURE1_LEVEL_COUNT = 4
 """Task levels on the Figure-1 critical path (CR(W) = 4 task lengths)."""
+
+
+def compressed_policy(policy: str, compression: float) -> str:
+    """The policy a replay runs for ``policy`` under compression C, live and
+    simulated alike: ``model:R`` (and ``model-react:R``) without a ``prior=``
+    gets the default prior rate × C (and its exposure ÷ C:
+    :func:`~condor_rlrep.survival.model.prior_settings`), so a compressed
+    task of ``e / C`` seconds sees the eviction hazard the uncompressed task
+    of ``e`` seconds would — compressed time means rates × C. Every other
+    policy is unchanged (the bandit learns its rewards, which have no clock)."""
+    from condor_rlrep.policyspec import parse_spec
+    from condor_rlrep.survival.model import DEFAULT_PRIOR_PER_HOUR
+
+    spec = parse_spec(policy, live=True)
+    if spec.kind not in ("model", "model-react") or "prior" in dict(spec.options) or compression == 1.0:
+        return policy
+    return f"{policy},prior={DEFAULT_PRIOR_PER_HOUR * compression:g}"
 
 
 @dataclass

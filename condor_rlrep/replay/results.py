@@ -14,7 +14,18 @@ every P.
 trace (:meth:`~condor_rlrep.replay.plan.ReplayPlan.trace`): the same slots
 and owner sessions, every job replaced by a Figure-1 workflow of the
 compressed task length, no reboot of its own (the plan's reboots are owner
-sessions), negotiation at the pool's interval.
+sessions), negotiation at the pool's interval, the policy as the replay ran
+it (:func:`~condor_rlrep.replay.plan.compressed_policy`) and DAGMan's
+per-level latency (``SimConfig.dagman_latency``) as measured on the live
+run (:func:`measure_latency`) unless one is given.
+
+**DAGMan's latency, measured.** From each workflow's own files: every
+node's first submission (its node log's event 000) minus the moment it
+became ready — its last parent's end (event 005 of the winning replica),
+or for a root the DAGMan job's submission plus 0.5 s (event times are
+whole seconds, the arrival is not: a floored stamp is 0.5 s early on
+average; between two stamps the flooring cancels). The mean over every
+node is the per-level latency the simulator adds to every task.
 """
 
 from __future__ import annotations
@@ -27,9 +38,11 @@ from typing import Any
 from condor_rlrep.replay.plan import ReplayPlan
 from condor_rlrep.sim.metrics import P_GRID
 
-__all__ = ["Row", "live_row", "simulated_row", "sim_policy"]
+__all__ = ["Row", "live_row", "simulated_row", "sim_policy", "measure_latency", "NO_LATENCY"]
 
 J_PER_KWH = 3.6e6
+NO_LATENCY = "simulated, no DAGMan latency"
+"""The side of the simulated row run without :attr:`SimConfig.dagman_latency` (the paper's simulator)."""
 
 
 @dataclass
@@ -81,6 +94,7 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
     good = bad = 0.0
     decisions: dict[int, int] = {}
     per_dag: list[dict[str, Any]] = []
+    waits: list[float] = []
     for entry in record["dags"]:
         dag = Path(entry["dag"])
         try:
@@ -100,6 +114,7 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
         ps.append(p)
         p_report.append(None if report is None else report.p_w)
         if report is not None:
+            waits.extend(_ready_waits(report, origin + float(entry["submitted"])))
             for node in report.nodes:
                 tasks += 1
                 if node.decision_id is not None:
@@ -116,7 +131,47 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
                good_kwh=good / J_PER_KWH, bad_kwh=bad / J_PER_KWH,
                extra={"p_report": p_report, "dags": per_dag, "decisions_reported_twice":
                       sorted(k for k, v in decisions.items() if v > 1),
-                      "unfinished_removed": record.get("unfinished", []), "pool_up": record.get("pool_up")})
+                      "unfinished_removed": record.get("unfinished", []), "pool_up": record.get("pool_up"),
+                      "dagman_latency": _latency_summary(waits)})
+
+
+def _ready_waits(report: Any, arrival: float) -> list[float]:
+    """Seconds from each Figure-1 node becoming ready to its first submission (module docstring)."""
+    from condor_rlrep.sim.workflows import FIGURE1_EDGES
+
+    first: dict[str, Any] = {}
+    for node in report.nodes:
+        if node.node not in first:
+            first[node.node] = node
+    parents: dict[str, list[str]] = {}
+    for parent, child in FIGURE1_EDGES:
+        parents.setdefault(child, []).append(parent)
+    waits = []
+    for name, node in first.items():
+        if node.submit_time is None:
+            continue
+        mine = parents.get(name)
+        if not mine:
+            waits.append(node.submit_time + 0.5 - arrival)
+            continue
+        ends = [first[p].finish_time for p in mine if p in first]
+        if len(ends) == len(mine) and all(e is not None for e in ends):
+            waits.append(node.submit_time - max(ends))
+    return waits
+
+
+def _latency_summary(waits: list[float]) -> dict[str, Any]:
+    if not waits:
+        return {"mean_s": None, "median_s": None, "nodes": 0}
+    ordered = sorted(waits)
+    return {"mean_s": sum(waits) / len(waits), "median_s": ordered[len(ordered) // 2], "nodes": len(waits)}
+
+
+def measure_latency(live: Row) -> float | None:
+    """The per-level DAGMan latency of a live row (mean seconds), None when nothing was measured."""
+    summary = live.extra.get("dagman_latency") or {}
+    value = summary.get("mean_s")
+    return None if value is None else max(0.0, float(value))
 
 
 def sim_policy(policy: str) -> str:
@@ -125,7 +180,8 @@ def sim_policy(policy: str) -> str:
 
 
 def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negotiation_interval: float,
-                  grid: tuple[float, ...] = P_GRID) -> Row:
+                  dagman_latency: float = 0.0, side: str = "simulated", grid: tuple[float, ...] = P_GRID) -> Row:
+    from condor_rlrep.replay.plan import compressed_policy
     from condor_rlrep.sim.config import SimConfig
     from condor_rlrep.sim.run import simulate
 
@@ -135,11 +191,12 @@ def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negot
 
         extra["epsilon_high"] = LIVE_EPSILON_HIGH
     config = SimConfig(workflows=(f"figure1@{plan.task_seconds / 1920.0!r}",), fraction=1.0,
-                       policy=sim_policy(policy), phi=phi, seed=seed, negotiation_interval=negotiation_interval,
+                       policy=sim_policy(compressed_policy(policy, plan.compression)), phi=phi, seed=seed,
+                       negotiation_interval=negotiation_interval, dagman_latency=dagman_latency,
                        reboot_hour=None, **extra)
     result = simulate(plan.trace(), config)
     ps = [None if math.isnan(v) else float(v) for v in result.wf_p]
-    return Row(policy=policy, side="simulated", workflows=result.workflows, completed=result.completed,
+    return Row(policy=policy, side=side, workflows=result.workflows, completed=result.completed,
                within=_within(ps, grid), p=ps, tasks=int(len(result.tasks["submit"])),
                replicas=int(result.tasks["replicas"].sum()) if len(result.tasks["replicas"]) else 0,
                evictions=int(result.wf_evictions.sum()),

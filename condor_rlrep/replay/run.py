@@ -24,7 +24,7 @@ from typing import Any
 from condor_rlrep.atomic import write_atomic
 from condor_rlrep.errors import InputError
 from condor_rlrep.replay.plan import ReplayPlan
-from condor_rlrep.replay.results import Row, live_row, simulated_row
+from condor_rlrep.replay.results import NO_LATENCY, Row, live_row, measure_latency, simulated_row
 
 __all__ = ["ReplaySettings", "run_replay", "load_rows", "PLAN", "ROWS"]
 
@@ -45,6 +45,8 @@ class ReplaySettings:
     negotiation_interval: float
     release: Path
     grace: float = 120.0
+    dagman_latency: float | None = None
+    """The simulated row's per-level DAGMan latency (s); None: as measured on the policy's live run."""
 
 
 def _same_plan(out: Path, plan: ReplayPlan) -> ReplayPlan:
@@ -112,13 +114,22 @@ def run_replay(out: Path, plan: ReplayPlan, settings: ReplaySettings, *,
         finally:
             pool.stop()
         live = live_row(policy, plan, record)
-        sim = simulated_row(policy, plan, phi=settings.phi, seed=settings.seed,
-                            negotiation_interval=settings.negotiation_interval)
-        rows[policy] = [live, sim]
+        rows[policy] = [live, *simulated_rows(policy, plan, settings, live)]
         payload: dict[str, Any] = {"policy": policy, "rows": [r.to_json() for r in rows[policy]]}
         write_atomic(str(folder / ROWS), json.dumps(payload, indent=1, default=_jsonable) + "\n")
         say(policy, len(plan.arrivals), len(plan.arrivals), "done")
     return rows
+
+
+def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live: Row) -> list[Row]:
+    """The simulator on the plan with DAGMan's per-level latency (given, or
+    measured on ``live``) and, beside it, without (the paper's simulator)."""
+    latency = settings.dagman_latency if settings.dagman_latency is not None else measure_latency(live)
+    common = {"phi": settings.phi, "seed": settings.seed, "negotiation_interval": settings.negotiation_interval}
+    sim = simulated_row(policy, plan, dagman_latency=latency or 0.0, **common)
+    sim.extra["dagman_latency_s"] = latency or 0.0
+    sim.extra["dagman_latency_from"] = "given" if settings.dagman_latency is not None else "measured live"
+    return [sim, simulated_row(policy, plan, side=NO_LATENCY, **common)]
 
 
 def _jsonable(value: Any) -> Any:

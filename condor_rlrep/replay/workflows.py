@@ -3,7 +3,9 @@
 For arrival i, ``<policy dir>/wf<i>/figure1.dag`` is the Figure-1 workflow
 exported with tasks of the plan's compressed length (``sleep``), and
 ``run.dag`` its copy instrumented with the policy under test
-(:func:`condor_rlrep.instrument.instrument`), all of a policy's copies
+(:func:`condor_rlrep.instrument.instrument`; a ``model:R`` with its prior
+scaled by the compression, :func:`~condor_rlrep.replay.plan.compressed_policy`),
+all of a policy's copies
 sharing one agent store, so a learning policy learns across the stream as it
 would on a campus pool. Written before the pool starts: the instrument
 cost is no part of the replay's timing.
@@ -17,7 +19,7 @@ from pathlib import Path
 from condor_rlrep.dag.export import export_dagman
 from condor_rlrep.instrument import InstrumentOptions, instrument
 from condor_rlrep.policyspec import live_spec
-from condor_rlrep.replay.plan import ReplayPlan
+from condor_rlrep.replay.plan import ReplayPlan, compressed_policy
 from condor_rlrep.sim.workflows import figure1_workflow
 
 __all__ = ["policy_slug", "workflow_dags", "prepare_workflows", "RUN_DAG"]
@@ -47,7 +49,7 @@ def prepare_workflows(plan: ReplayPlan, folder: Path, policy: str, *, phi: float
         dag.parent.mkdir(parents=True, exist_ok=True)
         plain = export_dagman(figure1_workflow(plan.task_seconds), dag.parent, name="figure1")
         instrument(str(plain), str(dag), InstrumentOptions(
-            policy=policy, phi=phi, store=store, dagman_version=dagman_version, hooks_bin=hooks_bin,
+            policy=compressed_policy(policy, plan.compression), phi=phi, store=store, dagman_version=dagman_version, hooks_bin=hooks_bin,
             power_default_watts=watts, environ=environ,
         ))
     return dags
