@@ -25,7 +25,7 @@ def test_compressed_policy_scales_only_a_model_prior():
 
 
 def _node(name: str, submit: float, finish: float) -> SimpleNamespace:
-    return SimpleNamespace(node=name, submit_time=submit, finish_time=finish)
+    return SimpleNamespace(node=name, submit_time=submit, finish_time=finish, cluster=None)
 
 
 def test_ready_waits_of_a_figure1_run_by_hand():
@@ -35,13 +35,23 @@ def test_ready_waits_of_a_figure1_run_by_hand():
     nodes = [_node("A", 102, 135), _node("B", 102, 136), _node("C", 103, 137), _node("D", 138, 171),
              _node("E", 139, 172), _node("F", 175, 207), _node("G", 174, 206), _node("H", 210, 242),
              _node("A", 150, 160)]  # a second attempt of A: the first one counts
-    waits = _ready_waits(SimpleNamespace(nodes=nodes), 100.2)
-    assert sorted(waits) == pytest.approx(sorted([2.3, 2.3, 3.3, 3, 3, 4, 2, 3]))
-    summary = _latency_summary(waits)
+    # first executions: A 2 s after its submission (an evicted first run, its rerun later), B 3, C 3,
+    # D 4, E 10 (queued behind a busy slot), F 3, G 5, H 1; starts sorted 1 2 3 3 3 4 5 10: median 3
+    bar = lambda node, start: SimpleNamespace(node=node, cluster=1, start=start)  # noqa: E731
+    bars = [bar("A", 104), bar("A", 120), bar("B", 105), bar("C", 106), bar("D", 142), bar("E", 149),
+            bar("F", 178), bar("G", 179), bar("H", 211)]
+    turns, starts = _ready_waits(SimpleNamespace(nodes=nodes, bars=bars), 100.2)
+    assert sorted(turns) == pytest.approx(sorted([2.3, 2.3, 3.3, 3, 3, 4, 2, 3]))
+    assert sorted(starts) == [1, 2, 3, 3, 3, 4, 5, 10]
+    summary = _latency_summary(turns, starts)
     assert summary["nodes"] == 8 and summary["mean_s"] == pytest.approx(22.9 / 8)
+    assert summary["start_median_s"] == 3.0 and summary["start_mean_s"] == pytest.approx(31 / 8)
     row = Row(policy="single", side="live", workflows=1, completed=1, within={}, p=[0.1], tasks=8, replicas=8,
               evictions=0, good_kwh=0.0, bad_kwh=0.0, extra={"dagman_latency": summary})
-    assert measure_latency(row) == pytest.approx(22.9 / 8)
+    # the turn plus the start beyond half the interval (the simulator's own mean wait for a tick)
+    assert measure_latency(row, 2.0) == pytest.approx(22.9 / 8 + 2.0)
+    assert measure_latency(row, 0.0) == pytest.approx(22.9 / 8 + 3.0)
+    assert measure_latency(row, 10.0) == pytest.approx(22.9 / 8)  # never less than the turn
     assert measure_latency(Row(**{**row.__dict__, "extra": {}})) is None
 
 
@@ -55,8 +65,8 @@ def _plan() -> ReplayPlan:
 def test_the_simulated_rows_with_the_measured_latency_and_without():
     # p(W) = 4 L / CR: L = 2.5 s → 0.25 (outside 0.1, within 0.5); without latency 0
     live = Row(policy="single", side="live", workflows=1, completed=1, within={}, p=[0.3], tasks=8, replicas=8,
-               evictions=0, good_kwh=0.0, bad_kwh=0.0, extra={"dagman_latency": {"mean_s": 2.5, "median_s": 2.0,
-                                                                                  "nodes": 8}})
+               evictions=0, good_kwh=0.0, bad_kwh=0.0, extra={"dagman_latency": {"mean_s": 2.0, "median_s": 2.0,
+                                                                                  "nodes": 8, "start_median_s": 0.5}})
     settings = ReplaySettings(policies=["single"], phi=0.1, seed=0, negotiation_interval=0.0, release=None)  # type: ignore[arg-type]
     sim, bare = simulated_rows("single", _plan(), settings, live)
     assert sim.side == "simulated" and bare.side == NO_LATENCY

@@ -63,7 +63,7 @@ def gap_causes(policy: str, rows: list[Row], critical_path_s: float) -> list[str
         text = (f"within {p}: live {100 * live.within[p]:.1f} %, simulated {100 * sim.within[p]:.1f} %"
                 + (f" ({100 * bare.within[p]:.1f} % without DAGMan latency)" if bare is not None else "") + ". ")
         if bare is not None and latency > 0:
-            text += (f"DAGMan's per-level turn ({latency:.2f} s, {source}; × {FIGURE1_LEVEL_COUNT} levels = "
+            text += (f"DAGMan's per-level latency ({latency:.2f} s, {source}; × {FIGURE1_LEVEL_COUNT} levels = "
                      f"+{FIGURE1_LEVEL_COUNT * latency / critical_path_s:.3f} on p(W)) accounts for "
                      f"{explained:+.1f} points; ")
         if abs(rest) <= noise:

@@ -19,13 +19,17 @@ it (:func:`~condor_rlrep.replay.plan.compressed_policy`) and DAGMan's
 per-level latency (``SimConfig.dagman_latency``) as measured on the live
 run (:func:`measure_latency`) unless one is given.
 
-**DAGMan's latency, measured.** From each workflow's own files: every
-node's first submission (its node log's event 000) minus the moment it
+**DAGMan's latency, measured.** From each workflow's own files, per node:
+its *turn*, the first submission (node log event 000) minus the moment it
 became ready — its last parent's end (event 005 of the winning replica),
-or for a root the DAGMan job's submission plus 0.5 s (event times are
+or for a root the DAGMan job's submission plus 0.5 s (event stamps are
 whole seconds, the arrival is not: a floored stamp is 0.5 s early on
-average; between two stamps the flooring cancels). The mean over every
-node is the per-level latency the simulator adds to every task.
+average; between two stamps the flooring cancels); and its *start*, the
+first execution (event 001) minus that submission. The per-level latency
+the simulator adds to every task (:func:`measure_latency`) is the mean
+turn plus the median start beyond the simulator's own mean negotiation
+wait (half the interval): the median, as a start that waited for a busy
+slot is queueing the simulator models itself.
 """
 
 from __future__ import annotations
@@ -95,6 +99,7 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
     decisions: dict[int, int] = {}
     per_dag: list[dict[str, Any]] = []
     waits: list[float] = []
+    starts: list[float] = []
     for entry in record["dags"]:
         dag = Path(entry["dag"])
         try:
@@ -114,7 +119,9 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
         ps.append(p)
         p_report.append(None if report is None else report.p_w)
         if report is not None:
-            waits.extend(_ready_waits(report, origin + float(entry["submitted"])))
+            turns, begins = _ready_waits(report, origin + float(entry["submitted"]))
+            waits.extend(turns)
+            starts.extend(begins)
             for node in report.nodes:
                 tasks += 1
                 if node.decision_id is not None:
@@ -132,46 +139,65 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
                extra={"p_report": p_report, "dags": per_dag, "decisions_reported_twice":
                       sorted(k for k, v in decisions.items() if v > 1),
                       "unfinished_removed": record.get("unfinished", []), "pool_up": record.get("pool_up"),
-                      "dagman_latency": _latency_summary(waits)})
+                      "dagman_latency": _latency_summary(waits, starts)})
 
 
-def _ready_waits(report: Any, arrival: float) -> list[float]:
-    """Seconds from each Figure-1 node becoming ready to its first submission (module docstring)."""
+def _ready_waits(report: Any, arrival: float) -> tuple[list[float], list[float]]:
+    """Per Figure-1 node: seconds from becoming ready to its first submission,
+    and from that submission to its first execution (module docstring)."""
     from condor_rlrep.sim.workflows import FIGURE1_EDGES
 
     first: dict[str, Any] = {}
     for node in report.nodes:
         if node.node not in first:
             first[node.node] = node
+    began: dict[str, float] = {}
+    for bar in getattr(report, "bars", ()):
+        if bar.node in first and first[bar.node].cluster in (None, bar.cluster):
+            began[bar.node] = min(began.get(bar.node, bar.start), bar.start)
     parents: dict[str, list[str]] = {}
     for parent, child in FIGURE1_EDGES:
         parents.setdefault(child, []).append(parent)
-    waits = []
+    turns: list[float] = []
+    starts: list[float] = []
     for name, node in first.items():
         if node.submit_time is None:
             continue
+        if name in began:
+            starts.append(began[name] - node.submit_time)
         mine = parents.get(name)
         if not mine:
-            waits.append(node.submit_time + 0.5 - arrival)
+            turns.append(node.submit_time + 0.5 - arrival)
             continue
         ends = [first[p].finish_time for p in mine if p in first]
         if len(ends) == len(mine) and all(e is not None for e in ends):
-            waits.append(node.submit_time - max(ends))
-    return waits
+            turns.append(node.submit_time - max(ends))
+    return turns, starts
 
 
-def _latency_summary(waits: list[float]) -> dict[str, Any]:
-    if not waits:
-        return {"mean_s": None, "median_s": None, "nodes": 0}
-    ordered = sorted(waits)
-    return {"mean_s": sum(waits) / len(waits), "median_s": ordered[len(ordered) // 2], "nodes": len(waits)}
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2.0
 
 
-def measure_latency(live: Row) -> float | None:
-    """The per-level DAGMan latency of a live row (mean seconds), None when nothing was measured."""
+def _latency_summary(turns: list[float], starts: list[float] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+    return {"mean_s": sum(turns) / len(turns) if turns else None, "median_s": _median(turns) if turns else None,
+            "nodes": len(turns), "start_median_s": _median(list(starts)) if starts else None,
+            "start_mean_s": sum(starts) / len(starts) if starts else None, "starts": len(starts)}
+
+
+def measure_latency(live: Row, negotiation_interval: float = 0.0) -> float | None:
+    """The per-level latency of a live row for the simulator: the mean turn
+    plus the median start beyond half the negotiation interval (module
+    docstring); None when nothing was measured."""
     summary = live.extra.get("dagman_latency") or {}
-    value = summary.get("mean_s")
-    return None if value is None else max(0.0, float(value))
+    turn = summary.get("mean_s")
+    if turn is None:
+        return None
+    start = summary.get("start_median_s")
+    beyond = 0.0 if start is None else max(0.0, float(start) - negotiation_interval / 2.0)
+    return max(0.0, float(turn)) + beyond
 
 
 def sim_policy(policy: str) -> str:

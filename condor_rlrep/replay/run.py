@@ -124,7 +124,8 @@ def run_replay(out: Path, plan: ReplayPlan, settings: ReplaySettings, *,
 def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live: Row) -> list[Row]:
     """The simulator on the plan with DAGMan's per-level latency (given, or
     measured on ``live``) and, beside it, without (the paper's simulator)."""
-    latency = settings.dagman_latency if settings.dagman_latency is not None else measure_latency(live)
+    latency = (settings.dagman_latency if settings.dagman_latency is not None
+               else measure_latency(live, settings.negotiation_interval))
     common = {"phi": settings.phi, "seed": settings.seed, "negotiation_interval": settings.negotiation_interval}
     sim = simulated_row(policy, plan, dagman_latency=latency or 0.0, **common)
     sim.extra["dagman_latency_s"] = latency or 0.0
