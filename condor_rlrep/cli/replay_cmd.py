@@ -42,13 +42,16 @@ from condor_rlrep.cli.options import emit_json, json_option, out_option, phi_opt
 @click.option("--dagman-latency", type=click.FloatRange(min=0.0), default=None, metavar="SECONDS",
               help="DAGMan's per-level latency for the simulated rows (the simulator's --dagman-latency).  "
                    "[default: as measured on each policy's live run]")
+@click.option("--rescore", is_flag=True, help="Recompute the rows of the policies already replayed from their kept "
+              "files (node logs, journals) with this version's code — no pool is started for them — and rewrite "
+              "the report.")
 @click.option("--condor", "release", type=click.Path(exists=True, file_okay=False), default=None,
               help="HTCondor release folder (sbin/condor_master) [default: the one of condor_master on PATH].")
 @json_option("Print the rows as one JSON object.")
 def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, trace_seed: int, window_start: float,
            window_hours: float, slots: int, pick: str, compression: float, workflows: int,
            policies: tuple[str, ...], phi: float, seed: int, negotiation_interval: float,
-           dagman_latency: float | None, release: str | None, as_json: bool) -> None:
+           dagman_latency: float | None, rescore: bool, release: str | None, as_json: bool) -> None:
     """Replay a window of a trace on a personal HTCondor pool whose static
     slots stand for the trace's desktops (owners evict through the startd's
     START/PREEMPT), submit instrumented Figure-1 workflows at the trace's
@@ -74,7 +77,7 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
                      compression=compression, workflows=workflows, seed=seed, pick=pick)
     settings = ReplaySettings(policies=list(policies) or ["single", "fixed:2"], phi=phi, seed=seed,
                               negotiation_interval=negotiation_interval, release=found,
-                              dagman_latency=dagman_latency)
+                              dagman_latency=dagman_latency, rescore=rescore)
     stopping = {"now": False}
 
     def interrupt(signum: int, frame: Any) -> None:

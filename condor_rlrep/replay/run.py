@@ -6,7 +6,8 @@ after the other, with the same owners and the same arrivals: the pool's
 clock origin is set a few seconds after its start, so every policy sees
 the sessions at the same replay seconds. A policy is done when
 ``OUT/<policy>/rows.json`` exists (its live and simulated rows); a rerun of
-the same command skips it. A policy interrupted half-way is replayed again
+the same command skips it (``--rescore``: recomputes its rows from its kept
+files with today's code, no pool). A policy interrupted half-way is replayed again
 from a clean folder (a live replay cannot continue in the middle: the
 owners' clock would not match). The pool is stopped whatever happens.
 """
@@ -47,6 +48,8 @@ class ReplaySettings:
     grace: float = 120.0
     dagman_latency: float | None = None
     """The simulated row's per-level DAGMan latency (s); None: as measured on the policy's live run."""
+    rescore: bool = False
+    """Recompute the rows of policies already replayed from their kept files (no pool is started)."""
 
 
 def _same_plan(out: Path, plan: ReplayPlan) -> ReplayPlan:
@@ -79,7 +82,7 @@ def run_replay(out: Path, plan: ReplayPlan, settings: ReplaySettings, *,
                should_stop: Callable[[], bool] | None = None) -> dict[str, list[Row]]:
     """Every policy's live and simulated rows (replaying those not done yet)."""
     from condor_rlrep.condor.version import detect_dagman_version
-    from condor_rlrep.replay.live import run_live
+    from condor_rlrep.replay.live import SUBMITTED, run_live
     from condor_rlrep.replay.pool import ReplayPool
     from condor_rlrep.replay.workflows import policy_slug, prepare_workflows
 
@@ -90,6 +93,13 @@ def run_replay(out: Path, plan: ReplayPlan, settings: ReplaySettings, *,
     for policy in settings.policies:
         slug = policy_slug(policy)
         done = load_rows(out, slug)
+        if done is not None and settings.rescore:
+            record = json.loads((out / slug / SUBMITTED).read_text(encoding="utf-8"))
+            live = live_row(policy, plan, record)
+            rows[policy] = [live, *simulated_rows(policy, plan, settings, live)]
+            _write_rows(out / slug, policy, rows[policy])
+            say(policy, len(plan.arrivals), len(plan.arrivals), "rescored from its files")
+            continue
         if done is not None:
             rows[policy] = done
             say(policy, len(plan.arrivals), len(plan.arrivals), "done before")
@@ -115,10 +125,14 @@ def run_replay(out: Path, plan: ReplayPlan, settings: ReplaySettings, *,
             pool.stop()
         live = live_row(policy, plan, record)
         rows[policy] = [live, *simulated_rows(policy, plan, settings, live)]
-        payload: dict[str, Any] = {"policy": policy, "rows": [r.to_json() for r in rows[policy]]}
-        write_atomic(str(folder / ROWS), json.dumps(payload, indent=1, default=_jsonable) + "\n")
+        _write_rows(folder, policy, rows[policy])
         say(policy, len(plan.arrivals), len(plan.arrivals), "done")
     return rows
+
+
+def _write_rows(folder: Path, policy: str, rows: list[Row]) -> None:
+    payload: dict[str, Any] = {"policy": policy, "rows": [r.to_json() for r in rows]}
+    write_atomic(str(folder / ROWS), json.dumps(payload, indent=1, default=_jsonable) + "\n")
 
 
 def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live: Row) -> list[Row]:
