@@ -120,3 +120,44 @@ def test_rows_within_noise_need_no_sentence():
     live = _row("live", {"0.1": 0.1, "0.5": 0.5}, [0.2] * 10)
     sim = _row("simulated", {"0.1": 0.2, "0.5": 0.5}, [0.2] * 10)
     assert gap_causes("single", [live, sim], 128.0) == []
+
+
+def test_a_montage_plan_submits_the_25_task_montage_and_simulates_it():
+    from condor_rlrep.sim.workflows import montage_workflow
+
+    plan = _plan()
+    plan.workflow, plan.compression, plan.machines = "montage", 60.0, [f"m{i}" for i in range(9)]
+    plan.active_watts, plan.idle_watts, plan.sessions = [100.0] * 9, [1.0] * 9, [[] for _ in range(9)]
+    plan.drain_seconds = 600.0
+    # the built-in montage at 120/60 = 2× the generator's seconds: CR = 2 × 80.97 s over 9 levels
+    # (mProjectPP 13.59, mDiffFit 10.59, mConcatFit 0.08·9, mBgModel 0.13·9, mBackground 10.74,
+    # mImgTbl 1.39, mAdd 30.11, mShrink 12.21, mJPEG 0.45)
+    cr, levels, edges = plan.shape()
+    assert cr == pytest.approx(2 * 80.97) and levels == 9 and len(plan.dag_workflow().nodes) == 25
+    assert edges == sorted(montage_workflow().edges)
+    assert plan.workflow_spec() == "montage@2.0" and plan.to_json()["workflow"] == "montage"
+    live = Row(policy="single", side="live", workflows=1, completed=1, within={}, p=[0.3], tasks=25, replicas=25,
+               evictions=0, good_kwh=0.0, bad_kwh=0.0, extra={"dagman_latency": {"mean_s": 2.0, "nodes": 25}})
+    settings = ReplaySettings(policies=["single"], phi=0.1, seed=0, negotiation_interval=0.0, release=None)  # type: ignore[arg-type]
+    sim, bare = simulated_rows("single", plan, settings, live)
+    # nine levels of 2 s each on a free pool: p = 18 / CR; without latency every task starts when ready
+    assert sim.p == [pytest.approx(18.0 / cr)] and bare.p == [pytest.approx(0.0, abs=1e-12)]
+    assert sim.tasks == 25
+
+
+def test_a_figure1_plan_reads_as_before_and_a_bad_workflow_is_refused():
+    from _simutil import make_trace
+    from condor_rlrep.errors import InputError
+    from condor_rlrep.replay.plan import make_plan
+
+    trace = make_trace(machines=4, length=20_000.0, job_submit=[100.0, 200.0, 300.0], job_duration=[60.0] * 3)
+    plan = make_plan(trace, slots=2, window_start=0.0, window_seconds=3600.0, compression=60.0, workflows=2)
+    assert "workflow" not in plan.to_json()  # the plan.json of a replay made before the choice still matches
+    assert plan.drain_seconds == pytest.approx(3 * 4 * 32.0 + 60.0)
+    montage = make_plan(trace, slots=2, window_start=0.0, window_seconds=3600.0, compression=60.0, workflows=2,
+                        workflow="montage")
+    assert montage.drain_seconds == pytest.approx(3 * 2 * 80.97 + 60.0)
+    assert ReplayPlan.from_json(montage.to_json()).workflow == "montage"
+    with pytest.raises(InputError, match="workflow must be one of figure1, montage"):
+        make_plan(trace, slots=2, window_start=0.0, window_seconds=3600.0, compression=60.0, workflows=2,
+                  workflow="cybershake")

@@ -33,6 +33,9 @@ from condor_rlrep.cli.options import emit_json, json_option, out_option, phi_opt
               help="Trace seconds per replay second (tasks, sessions and arrivals all divided by it).")
 @click.option("--workflows", type=click.IntRange(min=1), default=4, show_default=True,
               help="Figure-1 workflows, at arrival times drawn from the trace's submissions in the window.")
+@click.option("--workflow", type=click.Choice(["figure1", "montage"]), default="figure1", show_default=True,
+              help="What every arrival submits: the Figure-1 workflow (32-min tasks) or the 25-task Montage of "
+                   "the Montage_25 DAX (the simulator's montage), run times divided by the compression.")
 @click.option("--policy", "policies", multiple=True, metavar="POLICY",
               help="Policy to replay (repeatable; as instrument --policy).  [default: single, fixed:2]")
 @phi_option("Contingency φ ≥ 0 of every workflow (its deadline (1+φ)·CR(W); within-P shares are reported for every P).")
@@ -49,7 +52,7 @@ from condor_rlrep.cli.options import emit_json, json_option, out_option, phi_opt
               help="HTCondor release folder (sbin/condor_master) [default: the one of condor_master on PATH].")
 @json_option("Print the rows as one JSON object.")
 def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, trace_seed: int, window_start: float,
-           window_hours: float, slots: int, pick: str, compression: float, workflows: int,
+           window_hours: float, slots: int, pick: str, compression: float, workflows: int, workflow: str,
            policies: tuple[str, ...], phi: float, seed: int, negotiation_interval: float,
            dagman_latency: float | None, rescore: bool, release: str | None, as_json: bool) -> None:
     """Replay a window of a trace on a personal HTCondor pool whose static
@@ -74,7 +77,7 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
     found = find_release(release)
     trace = load_trace(trace_dir=trace_dir, preset=preset, days=days if preset else None, seed=trace_seed)
     plan = make_plan(trace, slots=slots, window_start=window_start * 3600.0, window_seconds=window_hours * 3600.0,
-                     compression=compression, workflows=workflows, seed=seed, pick=pick)
+                     compression=compression, workflows=workflows, seed=seed, pick=pick, workflow=workflow)
     settings = ReplaySettings(policies=list(policies) or ["single", "fixed:2"], phi=phi, seed=seed,
                               negotiation_interval=negotiation_interval, release=found,
                               dagman_latency=dagman_latency, rescore=rescore)

@@ -35,15 +35,15 @@ def noise_points(workflows: int) -> float:
     return max(GOAL_POINTS, 100.0 / workflows) if workflows else math.inf
 
 
-def _per_level_seconds(live: Row, sim: Row, critical_path_s: float) -> float | None:
+def _per_level_seconds(live: Row, sim: Row, critical_path_s: float, levels: int) -> float | None:
     """Mean (p_live − p_sim)·CR / levels over workflows finished on both sides."""
     pairs = [(a, b) for a, b in zip(live.p, sim.p) if a is not None and b is not None]
     if not pairs or not critical_path_s:
         return None
-    return sum(a - b for a, b in pairs) / len(pairs) * critical_path_s / FIGURE1_LEVEL_COUNT
+    return sum(a - b for a, b in pairs) / len(pairs) * critical_path_s / levels
 
 
-def gap_causes(policy: str, rows: list[Row], critical_path_s: float) -> list[str]:
+def gap_causes(policy: str, rows: list[Row], critical_path_s: float, levels: int = FIGURE1_LEVEL_COUNT) -> list[str]:
     """Sentences naming the cause of each gap of ``policy`` beyond noise (none: the rows agree)."""
     live = next((r for r in rows if r.side == "live"), None)
     sim = next((r for r in rows if r.side == "simulated"), None)
@@ -63,22 +63,22 @@ def gap_causes(policy: str, rows: list[Row], critical_path_s: float) -> list[str
         text = (f"within {p}: live {100 * live.within[p]:.1f} %, simulated {100 * sim.within[p]:.1f} %"
                 + (f" ({100 * bare.within[p]:.1f} % without DAGMan latency)" if bare is not None else "") + ". ")
         if bare is not None and latency > 0:
-            text += (f"DAGMan's per-level latency ({latency:.2f} s, {source}; × {FIGURE1_LEVEL_COUNT} levels = "
-                     f"+{FIGURE1_LEVEL_COUNT * latency / critical_path_s:.3f} on p(W)) accounts for "
+            text += (f"DAGMan's per-level latency ({latency:.2f} s, {source}; × {levels} levels = "
+                     f"+{levels * latency / critical_path_s:.3f} on p(W)) accounts for "
                      f"{explained:+.1f} points; ")
         if abs(rest) <= noise:
             text += f"the remaining {rest:+.1f} points are within noise (one workflow = {100.0 / live.workflows:.0f} points)."
         else:
-            text += f"the remaining {rest:+.1f} points are beyond noise: " + _residual_cause(live, sim, critical_path_s) + "."
+            text += f"the remaining {rest:+.1f} points are beyond noise: " + _residual_cause(live, sim, critical_path_s, levels) + "."
         out.append(text)
     if sim.replica_kwh and abs(live.replica_kwh / sim.replica_kwh - 1.0) > ENERGY_GOAL:
         out.append(f"replica energy: live {live.replica_kwh:.4f} kWh vs simulated {sim.replica_kwh:.4f} kWh "
                    f"({100 * (live.replica_kwh / sim.replica_kwh - 1.0):+.1f} %): "
-                   + _residual_cause(live, sim, critical_path_s) + ".")
+                   + _residual_cause(live, sim, critical_path_s, levels) + ".")
     return out
 
 
-def _residual_cause(live: Row, sim: Row, critical_path_s: float) -> str:
+def _residual_cause(live: Row, sim: Row, critical_path_s: float, levels: int) -> str:
     reasons: list[str] = []
     unfinished = live.workflows - live.completed
     if unfinished > sim.workflows - sim.completed:
@@ -89,7 +89,7 @@ def _residual_cause(live: Row, sim: Row, critical_path_s: float) -> str:
     if live.tasks and sim.tasks and abs(live.replicas_per_task - sim.replicas_per_task) > 0.05:
         reasons.append(f"the policy ran {live.replicas_per_task:.2f} replicas/task live and "
                        f"{sim.replicas_per_task:.2f} simulated (it decided on what each side had learnt)")
-    per_level = _per_level_seconds(live, sim, critical_path_s)
+    per_level = _per_level_seconds(live, sim, critical_path_s, levels)
     if per_level is not None:
         reasons.append(f"live workflows took {per_level:+.2f} s per level more than simulated beyond the "
                        "modelled latency (queue order, claim reuse, negotiation cycles longer than their "
@@ -97,5 +97,5 @@ def _residual_cause(live: Row, sim: Row, critical_path_s: float) -> str:
     return "; ".join(reasons) if reasons else "no measured difference explains it"
 
 
-def causes_json(rows: dict[str, list[Row]], critical_path_s: float) -> dict[str, Any]:
-    return {policy: gap_causes(policy, pair, critical_path_s) for policy, pair in rows.items()}
+def causes_json(rows: dict[str, list[Row]], critical_path_s: float, levels: int = FIGURE1_LEVEL_COUNT) -> dict[str, Any]:
+    return {policy: gap_causes(policy, pair, critical_path_s, levels) for policy, pair in rows.items()}

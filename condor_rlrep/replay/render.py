@@ -19,7 +19,7 @@ from pathlib import Path
 from condor_rlrep.atomic import write_atomic
 from condor_rlrep.document import Code, Document
 from condor_rlrep.replay.causes import causes_json, noise_points
-from condor_rlrep.replay.plan import FIGURE1_LEVEL_COUNT, ReplayPlan, compressed_policy
+from condor_rlrep.replay.plan import ReplayPlan, compressed_policy
 from condor_rlrep.replay.results import NO_LATENCY, Row
 
 __all__ = ["write_report", "SHOWN_P"]
@@ -45,7 +45,9 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
           f"after its start, compressed ×{plan.compression:g} into {plan.window_seconds / plan.compression:.0f} s "
           f"(+ {plan.drain_seconds:.0f} s without owners for the last workflows); {plan.slots} slots standing for "
           f"{', '.join(plan.machines)}; {sum(len(s) for s in plan.sessions)} owner sessions; "
-          f"{len(plan.arrivals)} Figure-1 workflows of {plan.task_seconds:g} s tasks at the trace's arrival times; "
+          + (f"{len(plan.arrivals)} Figure-1 workflows of {plan.task_seconds:g} s tasks" if plan.workflow == "figure1"
+             else f"{len(plan.arrivals)} {plan.workflow} workflows (critical path {plan.shape()[0]:.0f} s)")
+          + " at the trace's arrival times; "
           f"{len(plan.reboots)} nightly reboot(s) as owner sessions on every slot.")
     doc.p("Every policy ran in a fresh pool of its own with the same owners and arrivals (clock origin set after "
           "the pool was up). Settings: ", Code(json.dumps(settings, sort_keys=True)), ".")
@@ -75,8 +77,8 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
                       f"{live.replicas - sim.replicas:+d}"])
     doc.table(["policy", "Δ within 0.1 (points)", "Δ within 0.5 (points)", "Δ replica energy", "Δ evictions",
                "Δ replicas"], diffs)
-    critical_path = FIGURE1_LEVEL_COUNT * plan.task_seconds
-    causes = causes_json(rows, critical_path)
+    critical_path, levels, _ = plan.shape()
+    causes = causes_json(rows, critical_path, levels)
     doc.h(2, "Why they differ")
     parts: list = ["DAGMan's per-level latency, measured live: the turn — seconds from a node becoming ready (its "
                    "last parent's end, or the workflow's arrival) to its job's submission: log scan, POST, PRE, "

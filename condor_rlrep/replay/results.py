@@ -13,7 +13,7 @@ every P.
 **Simulated.** :func:`~condor_rlrep.sim.run.simulate` on the plan's own
 trace (:meth:`~condor_rlrep.replay.plan.ReplayPlan.trace`): the same slots
 and owner sessions, every job replaced by a Figure-1 workflow of the
-compressed task length, no reboot of its own (the plan's reboots are owner
+compressed run times (``ReplayPlan.workflow_spec``), no reboot of its own (the plan's reboots are owner
 sessions), negotiation at the pool's interval, the policy as the replay ran
 it (:func:`~condor_rlrep.replay.plan.compressed_policy`) and DAGMan's
 per-level latency (``SimConfig.dagman_latency``) as measured on the live
@@ -100,6 +100,7 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
     per_dag: list[dict[str, Any]] = []
     waits: list[float] = []
     starts: list[float] = []
+    edges = plan.shape()[2]
     for entry in record["dags"]:
         dag = Path(entry["dag"])
         try:
@@ -119,7 +120,7 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
         ps.append(p)
         p_report.append(None if report is None else report.p_w)
         if report is not None:
-            turns, begins = _ready_waits(report, origin + float(entry["submitted"]))
+            turns, begins = _ready_waits(report, origin + float(entry["submitted"]), edges)
             waits.extend(turns)
             starts.extend(begins)
             for node in report.nodes:
@@ -142,11 +143,14 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
                       "dagman_latency": _latency_summary(waits, starts)})
 
 
-def _ready_waits(report: Any, arrival: float) -> tuple[list[float], list[float]]:
-    """Per Figure-1 node: seconds from becoming ready to its first submission,
-    and from that submission to its first execution (module docstring)."""
+def _ready_waits(report: Any, arrival: float, edges: Any = None) -> tuple[list[float], list[float]]:
+    """Per node: seconds from becoming ready to its first submission, and
+    from that submission to its first execution (module docstring);
+    ``edges`` of the workflow (default: Figure 1's)."""
     from condor_rlrep.sim.workflows import FIGURE1_EDGES
 
+    if edges is None:
+        edges = FIGURE1_EDGES
     first: dict[str, Any] = {}
     for node in report.nodes:
         if node.node not in first:
@@ -156,7 +160,7 @@ def _ready_waits(report: Any, arrival: float) -> tuple[list[float], list[float]]
         if bar.node in first and first[bar.node].cluster in (None, bar.cluster):
             began[bar.node] = min(began.get(bar.node, bar.start), bar.start)
     parents: dict[str, list[str]] = {}
-    for parent, child in FIGURE1_EDGES:
+    for parent, child in edges:
         parents.setdefault(child, []).append(parent)
     turns: list[float] = []
     starts: list[float] = []
@@ -216,7 +220,7 @@ def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negot
         from condor_rlrep.instrument import LIVE_EPSILON_HIGH
 
         extra["epsilon_high"] = LIVE_EPSILON_HIGH
-    config = SimConfig(workflows=(f"figure1@{plan.task_seconds / 1920.0!r}",), fraction=1.0,
+    config = SimConfig(workflows=(plan.workflow_spec(),), fraction=1.0,
                        policy=sim_policy(compressed_policy(policy, plan.compression)), phi=phi, seed=seed,
                        negotiation_interval=negotiation_interval, dagman_latency=dagman_latency,
                        reboot_hour=None, **extra)

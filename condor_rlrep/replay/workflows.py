@@ -1,7 +1,8 @@
 """The workflow copies a policy's replay submits: one folder per arrival.
 
 For arrival i, ``<policy dir>/wf<i>/figure1.dag`` is the Figure-1 workflow
-exported with tasks of the plan's compressed length (``sleep``), and
+exported with tasks of the plan's compressed length (``sleep``; or
+``montage.dag``, the 25-task Montage, :meth:`ReplayPlan.dag_workflow`), and
 ``run.dag`` its copy instrumented with the policy under test
 (:func:`condor_rlrep.instrument.instrument`; a ``model:R`` with its prior
 scaled by the compression, :func:`~condor_rlrep.replay.plan.compressed_policy`),
@@ -20,7 +21,6 @@ from condor_rlrep.dag.export import export_dagman
 from condor_rlrep.instrument import InstrumentOptions, instrument
 from condor_rlrep.policyspec import live_spec
 from condor_rlrep.replay.plan import ReplayPlan, compressed_policy
-from condor_rlrep.sim.workflows import figure1_workflow
 
 __all__ = ["policy_slug", "workflow_dags", "prepare_workflows", "RUN_DAG"]
 
@@ -47,7 +47,7 @@ def prepare_workflows(plan: ReplayPlan, folder: Path, policy: str, *, phi: float
         if dag.exists():
             continue
         dag.parent.mkdir(parents=True, exist_ok=True)
-        plain = export_dagman(figure1_workflow(plan.task_seconds), dag.parent, name="figure1")
+        plain = export_dagman(plan.dag_workflow(), dag.parent, name=plan.workflow)
         instrument(str(plain), str(dag), InstrumentOptions(
             policy=compressed_policy(policy, plan.compression), phi=phi, store=store, dagman_version=dagman_version, hooks_bin=hooks_bin,
             power_default_watts=watts, environ=environ,
