@@ -48,10 +48,7 @@ def test_ready_waits_of_a_figure1_run_by_hand():
     assert summary["start_median_s"] == 3.0 and summary["start_mean_s"] == pytest.approx(31 / 8)
     row = Row(policy="single", side="live", workflows=1, completed=1, within={}, p=[0.1], tasks=8, replicas=8,
               evictions=0, good_kwh=0.0, bad_kwh=0.0, extra={"dagman_latency": summary})
-    # the turn plus the start beyond half the interval (the simulator's own mean wait for a tick)
-    assert measure_latency(row, 2.0) == pytest.approx(22.9 / 8 + 2.0)
-    assert measure_latency(row, 0.0) == pytest.approx(22.9 / 8 + 3.0)
-    assert measure_latency(row, 10.0) == pytest.approx(22.9 / 8)  # never less than the turn
+    assert measure_latency(row) == pytest.approx(22.9 / 8)  # the mean turn; the start is the simulator's own
     assert measure_latency(Row(**{**row.__dict__, "extra": {}})) is None
 
 
@@ -63,9 +60,10 @@ def _plan() -> ReplayPlan:
 
 
 def test_the_simulated_rows_with_the_measured_latency_and_without():
-    # p(W) = 4 L / CR: L = 2.5 s → 0.25 (outside 0.1, within 0.5); without latency 0
+    # p(W) = 4 L / CR: L = 2.5 s → 0.25 (outside 0.1, within 0.5); without latency 0. No owner, three
+    # free slots, immediate matching: every simulated start waits 0 s
     live = Row(policy="single", side="live", workflows=1, completed=1, within={}, p=[0.3], tasks=8, replicas=8,
-               evictions=0, good_kwh=0.0, bad_kwh=0.0, extra={"dagman_latency": {"mean_s": 2.0, "median_s": 2.0,
+               evictions=0, good_kwh=0.0, bad_kwh=0.0, extra={"dagman_latency": {"mean_s": 2.5, "median_s": 2.0,
                                                                                   "nodes": 8, "start_median_s": 0.5}})
     settings = ReplaySettings(policies=["single"], phi=0.1, seed=0, negotiation_interval=0.0, release=None)  # type: ignore[arg-type]
     sim, bare = simulated_rows("single", _plan(), settings, live)
@@ -73,6 +71,7 @@ def test_the_simulated_rows_with_the_measured_latency_and_without():
     assert sim.p == [pytest.approx(0.25)] and bare.p == [pytest.approx(0.0)]
     assert sim.within["0.1"] == 0.0 and sim.within["0.5"] == 1.0 and bare.within["0.1"] == 1.0
     assert sim.extra["dagman_latency_s"] == 2.5 and sim.extra["dagman_latency_from"] == "measured live"
+    assert sim.extra["start_wait_mean_s"] == pytest.approx(0.0, abs=1e-9)
     settings.dagman_latency = 5.0  # given: overrides the measurement
     sim, _ = simulated_rows("single", _plan(), settings, live)
     assert sim.p == [pytest.approx(0.5)] and sim.extra["dagman_latency_from"] == "given"
@@ -103,7 +102,12 @@ def test_a_gap_the_latency_explains_and_one_it_does_not():
     # within 0.5: −50 points left, the per-level time not modelled: (0.2 − 0.15)·128/4 = +1.60 s
     assert "the remaining -50.0 points are beyond noise" in lines[1]
     assert "+1.60 s per level more than simulated" in lines[1]
-    assert "evicted" not in lines[1] and "replicas/task" not in lines[1]
+    assert "evicted" not in lines[1] and "replicas/task" not in lines[1] and "waited" not in lines[1]
+    # a live start longer than the simulated one is named, with both means
+    live.extra["dagman_latency"] = {"start_mean_s": 6.5}
+    sim.extra["start_wait_mean_s"] = 1.0
+    assert "live jobs waited 6.5 s on average from submission to their first start, simulated ones 1.0 s" in \
+        gap_causes("single", [live, sim, bare], cr)[1]
 
 
 def test_evictions_replicas_and_energy_are_named_when_they_differ():

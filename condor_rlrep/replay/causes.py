@@ -89,6 +89,12 @@ def _residual_cause(live: Row, sim: Row, critical_path_s: float, levels: int) ->
     if live.tasks and sim.tasks and abs(live.replicas_per_task - sim.replicas_per_task) > 0.05:
         reasons.append(f"the policy ran {live.replicas_per_task:.2f} replicas/task live and "
                        f"{sim.replicas_per_task:.2f} simulated (it decided on what each side had learnt)")
+    live_start = (live.extra.get("dagman_latency") or {}).get("start_mean_s")
+    sim_start = sim.extra.get("start_wait_mean_s")
+    if live_start is not None and sim_start is not None and live_start - sim_start > 1.0:
+        reasons.append(f"live jobs waited {live_start:.1f} s on average from submission to their first start, "
+                       f"simulated ones {sim_start:.1f} s (a freed slot returns to the negotiator only after its "
+                       "claim is released and the startd's next update; the simulator rematches it at the next tick)")
     per_level = _per_level_seconds(live, sim, critical_path_s, levels)
     if per_level is not None:
         reasons.append(f"live workflows took {per_level:+.2f} s per level more than simulated beyond the "

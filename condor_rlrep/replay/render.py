@@ -83,8 +83,8 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
     parts: list = ["DAGMan's per-level latency, measured live: the turn — seconds from a node becoming ready (its "
                    "last parent's end, or the workflow's arrival) to its job's submission: log scan, POST, PRE, "
                    "submit — and the start — from submission to the first execution: negotiation, claim, shadow "
-                   "and starter. The simulated row adds the mean turn plus the median start beyond half the "
-                   "negotiation interval (the simulator's own mean wait for a tick) to every task. Per policy: "]
+                   "and starter (a wait for a busy slot included). The simulated row adds the mean turn to every "
+                   "task; its own start is its wait for a negotiation tick and a free slot. Per policy: "]
     for index, (policy, pair) in enumerate(rows.items()):
         sim = next((r for r in pair if r.side == "simulated"), None)
         live = next((r for r in pair if r.side == "live"), None)
@@ -95,10 +95,13 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
             parts += [" (run as ", Code(ran), ")"]
         start = measured.get("start_median_s")
         parts.append(": " + (f"turn {measured['mean_s']:.2f} s (mean of {measured['nodes']} nodes)"
-                             + (f", start {start:.1f} s (median)" if start is not None else "")
+                             + (f", start median {start:.1f} s, mean {measured['start_mean_s']:.1f} s"
+                                if start is not None else "")
                              if measured.get("mean_s") is not None else "not measured")
-                     + (f", {sim.extra.get('dagman_latency_s', 0.0):.2f} s simulated "
-                        f"({sim.extra.get('dagman_latency_from', 'given')})" if sim is not None else ""))
+                     + (f"; simulated latency {sim.extra.get('dagman_latency_s', 0.0):.2f} s "
+                        f"({sim.extra.get('dagman_latency_from', 'given')})" if sim is not None else "")
+                     + (f", simulated start mean {sim.extra['start_wait_mean_s']:.1f} s"
+                        if sim is not None and sim.extra.get("start_wait_mean_s") is not None else ""))
     parts.append(f". Time is compressed ×{plan.compression:g}: a model:R without a prior of its own runs with the "
                  f"default prior rate × {plan.compression:g}, so a {plan.task_seconds:g}-s task sees the eviction "
                  f"hazard a {plan.task_seconds * plan.compression:g}-s one would.")

@@ -27,9 +27,12 @@ whole seconds, the arrival is not: a floored stamp is 0.5 s early on
 average; between two stamps the flooring cancels); and its *start*, the
 first execution (event 001) minus that submission. The per-level latency
 the simulator adds to every task (:func:`measure_latency`) is the mean
-turn plus the median start beyond the simulator's own mean negotiation
-wait (half the interval): the median, as a start that waited for a busy
-slot is queueing the simulator models itself.
+turn. The start is not added: on a free pool its median is the
+simulator's own mean wait for a negotiation tick (1 s at the default 2-s
+interval, measured), and on a busy one it is queueing, which the simulator
+models itself — except for how long a freed slot takes to return to the
+negotiator (claim release, the startd's next update), so the report sets
+the live start beside the simulated one (``start_wait_mean_s``).
 """
 
 from __future__ import annotations
@@ -191,17 +194,12 @@ def _latency_summary(turns: list[float], starts: list[float] = ()) -> dict[str, 
             "start_mean_s": sum(starts) / len(starts) if starts else None, "starts": len(starts)}
 
 
-def measure_latency(live: Row, negotiation_interval: float = 0.0) -> float | None:
-    """The per-level latency of a live row for the simulator: the mean turn
-    plus the median start beyond half the negotiation interval (module
-    docstring); None when nothing was measured."""
+def measure_latency(live: Row) -> float | None:
+    """DAGMan's per-level latency of a live row for the simulator: the mean
+    turn (module docstring); None when nothing was measured."""
     summary = live.extra.get("dagman_latency") or {}
     turn = summary.get("mean_s")
-    if turn is None:
-        return None
-    start = summary.get("start_median_s")
-    beyond = 0.0 if start is None else max(0.0, float(start) - negotiation_interval / 2.0)
-    return max(0.0, float(turn)) + beyond
+    return None if turn is None else max(0.0, float(turn))
 
 
 def sim_policy(policy: str) -> str:
@@ -231,4 +229,17 @@ def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negot
                replicas=int(result.tasks["replicas"].sum()) if len(result.tasks["replicas"]) else 0,
                evictions=int(result.wf_evictions.sum()),
                good_kwh=float(result.wf_good_j.sum()) / J_PER_KWH, bad_kwh=float(result.wf_bad_j.sum()) / J_PER_KWH,
-               extra={"config": config.to_dict()})
+               extra={"config": config.to_dict(), "start_wait_mean_s": _sim_start_wait(result, plan)})
+
+
+def _sim_start_wait(result: Any, plan: ReplayPlan) -> float | None:
+    """Mean seconds from a simulated task's submission to its winning run's
+    start, over tasks no owner interrupted (finish − submit − run time): the
+    simulator's side of the live *start*."""
+    wf = plan.dag_workflow()
+    names = result.task_names[0]
+    t = result.tasks
+    waits = [float(f - s - float(wf.nodes[names[int(n)]].runtime or 0.0))
+             for n, s, f, e, ok in zip(t["node"], t["submit"], t["finish"], t["evictions"], t["success"])
+             if ok and e == 0 and not math.isnan(f)]
+    return sum(waits) / len(waits) if waits else None

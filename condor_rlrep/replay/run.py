@@ -138,8 +138,7 @@ def _write_rows(folder: Path, policy: str, rows: list[Row]) -> None:
 def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live: Row) -> list[Row]:
     """The simulator on the plan with DAGMan's per-level latency (given, or
     measured on ``live``) and, beside it, without (the paper's simulator)."""
-    latency = (settings.dagman_latency if settings.dagman_latency is not None
-               else measure_latency(live, settings.negotiation_interval))
+    latency = settings.dagman_latency if settings.dagman_latency is not None else measure_latency(live)
     common = {"phi": settings.phi, "seed": settings.seed, "negotiation_interval": settings.negotiation_interval}
     sim = simulated_row(policy, plan, dagman_latency=latency or 0.0, **common)
     sim.extra["dagman_latency_s"] = latency or 0.0
