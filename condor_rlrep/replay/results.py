@@ -240,6 +240,6 @@ def _sim_start_wait(result: Any, plan: ReplayPlan) -> float | None:
     names = result.task_names[0]
     t = result.tasks
     waits = [float(f - s - float(wf.nodes[names[int(n)]].runtime or 0.0))
-             for n, s, f, e, ok in zip(t["node"], t["submit"], t["finish"], t["evictions"], t["success"])
-             if ok and e == 0 and not math.isnan(f)]
+             for n, s, f, e in zip(t["node"], t["submit"], t["finish"], t["evictions"])
+             if e == 0 and not math.isnan(f)]  # finished (in time or late), never interrupted
     return sum(waits) / len(waits) if waits else None
