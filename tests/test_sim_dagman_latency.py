@@ -133,3 +133,10 @@ def test_cli_takes_the_knob_and_refuses_a_negative_one(tmp_path):
     assert bad.returncode != 0
     assert "--dagman-latency" in bad.stderr and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_an_experiment_run_takes_the_knob():
+    from condor_rlrep.sweep.execute import _config
+
+    assert _config({"policy": "single", "dagman_latency": 3.0}).dagman_latency == 3.0
+    assert _config({"policy": "single"}).dagman_latency == 0.0
