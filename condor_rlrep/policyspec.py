@@ -7,7 +7,9 @@ instrument) and which of its policies can run on a live pool.
     fixed:K                     every task K times
     rl:R, rl-STRATEGY:R         the bandit agent, 1 … R (STRATEGY: epsilon-greedy, ucb1, thompson)
     oracle:R                    the simulator's clairvoyant bound
-    model:R[,target=T,hi=H]     survival-model replication (issue 14)
+    model:R[,target=T,hi=H,prior=E]
+                                survival-model replication (issue 14); E: a new
+                                model's evictions per hour (default 1/8)
     react:R, model-react:R[,…]  reactive replication (issue 14)
     linucb:R[,alpha=A,lam=L,forget=G], lints:R[,…]
                                 contextual bandits (issue 14; simulator only)
@@ -67,15 +69,15 @@ NOT_LIVE = {
 CONTEXTUAL_KINDS = ("linucb", "lints")
 """Contextual bandits over replica counts (:mod:`condor_rlrep.sim.contextual`)."""
 _MODEL_KINDS = ("model", "model-react", "react") + CONTEXTUAL_KINDS
-_OPTIONS = {"model": ("target", "hi"), "model-react": ("target", "hi"), "react": (),
+_OPTIONS = {"model": ("target", "hi", "prior"), "model-react": ("target", "hi", "prior"), "react": (),
             "linucb": ("alpha", "lam", "forget"), "lints": ("alpha", "lam", "forget")}
 _BASE = re.compile(
     r"^(?:(single|agent)|(fixed|oracle):(\d+)|rl(?:-([a-z0-9-]+))?(?::(\d+))?|(epsilon-greedy|ucb1|thompson)"
     r"|(model|model-react|react|linucb|lints):(\d+)((?:,[^,]*)*))$"
 )
-_LIVE_EXAMPLES = "agent, rl:R, single, fixed:K, idle-<one of them>, or model:R[,target=T,hi=H]"
+_LIVE_EXAMPLES = "agent, rl:R, single, fixed:K, idle-<one of them>, or model:R[,target=T,hi=H,prior=E]"
 _SIM_EXAMPLES = ("single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R, oracle:R, idle-<policy>, "
-                 "model:R[,target=T,hi=H], react:R, model-react:R, linucb:R[,alpha=A,lam=L,forget=G] "
+                 "model:R[,target=T,hi=H,prior=E], react:R, model-react:R, linucb:R[,alpha=A,lam=L,forget=G] "
                  "or lints:R[,…]")
 
 

@@ -250,3 +250,60 @@ def test_the_model_learns_without_keyboard_idle_when_no_log_has_it(tmp_path):
     assert "(0 with KeyboardIdle) (job log unreadable" in log and "FAIL-OPEN" not in log
     assert _hook(out, "B", "PRE", pre_macros(), now=MONDAY_10 + 2700) == 0
     assert _queue(Path(result.context) / "nodes" / "B.sub") == 3
+
+
+def _short_dag(tmp_path: Path, seconds: int) -> Path:
+    user = tmp_path / "short"
+    user.mkdir()
+    (user / "task.sub").write_text(f"executable = /bin/sleep\narguments = {seconds}\nqueue\n")
+    (user / "one.dag").write_text(f'JOB A task.sub\nVARS A rlrep_estimate="{seconds}"\n')
+    return user / "one.dag"
+
+
+@pytest.mark.parametrize(("policy", "replicas"), [("model:3", 1), ("model:3,prior=7.5", 2)])
+def test_a_compressed_prior_replicates_a_short_task_as_the_default_does_a_long_one(tmp_path, policy, replicas):
+    # A 32-s task (a 32-min one compressed 60×). At the default prior (1/8 h)
+    # it survives with exp(-32/28800) = 0.9989 ≥ 0.95: one replica. At
+    # prior=60/8 = 7.5 per hour, exp(-7.5·32/3600) = exp(-1920/28800) = 0.9355,
+    # as the 32-min task at the default (two replicas reach 0.996).
+    out = tmp_path / "run" / "one.rlrep.dag"
+    instrument(_short_dag(tmp_path, 32), out, InstrumentOptions(store=str(tmp_path / "s.sqlite"), policy=policy))
+    assert _hook(out, "A", "PRE", pre_macros(), now=MONDAY_10) == 0
+    result_ctx = Path(str(out) + ".rlrep")
+    assert _queue(result_ctx / "nodes" / "A.sub") == replicas
+    model = json.loads(Path(node_state_path(str(result_ctx), "A")).read_text())["model"]
+    expected = math.exp(-1920 / 28800) if replicas == 2 else math.exp(-32 / 28800)
+    assert model["survival"] == pytest.approx(expected)
+    assert model["policy"] == policy
+
+
+def test_prior_settings_and_the_prior_option_by_hand():
+    from condor_rlrep.survival.model import DEFAULT_PRIOR_PER_HOUR, prior_settings
+
+    assert prior_settings(DEFAULT_PRIOR_PER_HOUR) == {"prior_rate": PRIOR, "prior_seconds": K}
+    assert prior_settings(7.5) == {"prior_rate": 7.5 / 3600, "prior_seconds": 240.0}
+    spec = parse_model_spec("model:3,prior=7.5")
+    assert spec.prior == 7.5 and spec.spec == "model:3,prior=7.5"
+    assert parse_model_spec("model:3,prior=0.125").spec == "model:3"
+    for bad in ("model:3,prior=0", "model:3,prior=-1", "model:3,prior=x"):
+        with pytest.raises(ValueError, match="prior"):
+            parse_model_spec(bad)
+    # compression C: exposure C times shorter, rates C times higher; the
+    # compressed model's hazard is C times the plain one's, data or not
+    plain, fast = SurvivalModel(), parse_model_spec("model:3,prior=7.5").model()
+    assert fast.hour_rate(10) == pytest.approx(60 * plain.hour_rate(10))
+    for model, scale in ((plain, 1.0), (fast, 60.0)):
+        model.record(10, 0, 3000.0 / scale, True)
+        model.record(11, 1, 9000.0 / scale, False)
+    for hour, bucket in ((10, 0), (10, None), (11, 1), (50, 3)):
+        assert fast.hazard(hour, bucket) == pytest.approx(60 * plain.hazard(hour, bucket))
+
+
+def test_the_simulators_model_policy_takes_the_prior():
+    from condor_rlrep.policyspec import parse_spec
+    from condor_rlrep.sim.policy_registry import build_policy
+    import numpy as np
+
+    policy = build_policy(parse_spec("model:3,prior=7.5"), agent_config=None, rng=np.random.default_rng(0))
+    assert policy.model.prior_rate == 7.5 / 3600 and policy.model.prior_seconds == 240.0
+    assert build_policy(parse_spec("model:3"), agent_config=None, rng=np.random.default_rng(0)).model.prior_rate == PRIOR

@@ -50,6 +50,28 @@ def test_a_policy_with_rows_is_not_replayed_again(tmp_path):
     assert said == [("single", 2, 2, "done before")]
 
 
+def test_rescore_recomputes_a_done_policys_rows_from_its_files_without_a_pool(tmp_path):
+    out = tmp_path / "replay"
+    (out / "single").mkdir(parents=True)
+    (out / "plan.json").write_text(_plan().dumps())
+    (out / "single" / "rows.json").write_text(json.dumps({"policy": "single",
+                                                          "rows": [_row("live").to_json(), _row("simulated").to_json()]}))
+    # the kept record: two DAGs whose files are gone (nothing to read: both outside every P)
+    (out / "single" / "submitted.json").write_text(json.dumps({"origin": 1000.0, "dags": [
+        {"dag": str(out / "single" / f"wf000{i}" / "run.dag"), "cluster": i, "submitted": 5.0 * i} for i in (1, 2)]}))
+    settings = _settings()
+    settings.rescore = True
+    said = []
+    rows = run_replay(out, _plan(), settings, progress=lambda *args: said.append(args))
+    assert said == [("single", 2, 2, "rescored from its files")]  # no pool: the release does not exist
+    live, sim, bare = rows["single"]
+    assert (live.side, sim.side, bare.side) == ("live", "simulated", "simulated, no DAGMan latency")
+    assert live.completed == 0 and live.p == [None, None]
+    assert sim.workflows == bare.workflows == 2 and sim.extra["dagman_latency_s"] == 0.0  # nothing measured
+    written = json.loads((out / "single" / "rows.json").read_text())
+    assert [r["side"] for r in written["rows"]] == ["live", "simulated", "simulated, no DAGMan latency"]
+
+
 def test_a_folder_of_another_replay_is_refused(tmp_path):
     out = tmp_path / "replay"
     out.mkdir()

@@ -26,7 +26,7 @@ __all__ = ["show"]
 @click.option("--plot", type=click.Path(dir_okay=False), default=None,
               help="Write a heatmap PNG of the policy instead of printing the table.")
 @click.option("--all", "show_all", is_flag=True, help="With --model: every hour of the week (by default a summary).")
-@click.option("--model", "model_spec", default=None, metavar="model:R[,target=T,hi=H]",
+@click.option("--model", "model_spec", default=None, metavar="model:R[,target=T,hi=H,prior=E]",
               help="Show the survival model of the model:R policy instead: its eviction rate per hour of the week.")
 @click.option("--phi-prime", type=FiniteFloat(), default=None,
               help="With --model: also say how many replicas a task of this φ′ gets, and why.")
@@ -74,19 +74,19 @@ def show(store_path: str | None, as_json: bool, plot: str | None, show_all: bool
 def _show_model(store_path: str | None, spec_text: str, phi_prime: float | None, estimate: float | None,
                 timestamp: float | None, as_json: bool, show_all: bool = False) -> None:
     from condor_rlrep.agent.state import StateSpace
-    from condor_rlrep.survival.model import SurvivalModel, choose_replicas, hourly_rates, parse_model_spec
+    from condor_rlrep.survival.model import choose_replicas, hourly_rates, parse_model_spec
 
     try:
         spec = parse_model_spec(spec_text)
     except ValueError as err:
         raise click.BadParameter(str(err), param_hint="--model") from None
     if spec is None:
-        raise click.BadParameter(f"{spec_text!r} is not model:R[,target=T,hi=H]", param_hint="--model")
+        raise click.BadParameter(f"{spec_text!r} is not model:R[,target=T,hi=H,prior=E]", param_hint="--model")
     if (phi_prime is None) != (estimate is None):
         raise click.UsageError("--phi-prime and --estimate go together")
     with backends.open_store(store_path_of(store_path)) as store:
         config, cells = store.config, store.survival_cells()
-    model = SurvivalModel.from_cells(cells)
+    model = spec.model(cells)
     rows = hourly_rates(model)
     document: dict[str, Any] = {"policy": spec.spec, "timezone": config.timezone, "cells": len(cells),
                                 "idle_bucket_edges_s": list(model.edges), "hours": rows}

@@ -31,7 +31,7 @@ from condor_rlrep.instrument import (
 @click.option("--policy", default=None, metavar="POLICY",
               help="agent (the store's strategy), epsilon-greedy | ucb1 | thompson (for a new store), "
                    "rl:R | rl-ucb1:R | rl-thompson:R (as in simulate), single or fixed:K; idle-POLICY (e.g. "
-                   "idle-fixed:2, idle-agent) ranks machines by KeyboardIdle; model:R[,target=T,hi=H] "
+                   "idle-fixed:2, idle-agent) ranks machines by KeyboardIdle; model:R[,target=T,hi=H,prior=E] "
                    "(the survival model kept in the store). The simulator's oracle:R and react:R are refused.  "
                    "[default: " + DEFAULT_POLICY_HELP + "]")
 @criticality_option()

@@ -33,19 +33,28 @@ from condor_rlrep.cli.options import emit_json, json_option, out_option, phi_opt
               help="Trace seconds per replay second (tasks, sessions and arrivals all divided by it).")
 @click.option("--workflows", type=click.IntRange(min=1), default=4, show_default=True,
               help="Figure-1 workflows, at arrival times drawn from the trace's submissions in the window.")
+@click.option("--workflow", type=click.Choice(["figure1", "montage"]), default="figure1", show_default=True,
+              help="What every arrival submits: the Figure-1 workflow (32-min tasks) or the 25-task Montage of "
+                   "the Montage_25 DAX (the simulator's montage), run times divided by the compression.")
 @click.option("--policy", "policies", multiple=True, metavar="POLICY",
               help="Policy to replay (repeatable; as instrument --policy).  [default: single, fixed:2]")
 @phi_option("Contingency φ ≥ 0 of every workflow (its deadline (1+φ)·CR(W); within-P shares are reported for every P).")
 @click.option("--seed", type=int, default=0, show_default=True, help="Seed of the slot and arrival draws and the simulator.")
 @click.option("--negotiation-interval", type=click.FloatRange(min=1.0), default=2.0, show_default=True,
               help="The pool's NEGOTIATOR_INTERVAL and the simulator's negotiation ticks, in replay seconds.")
+@click.option("--dagman-latency", type=click.FloatRange(min=0.0), default=None, metavar="SECONDS",
+              help="DAGMan's per-level latency for the simulated rows (the simulator's --dagman-latency).  "
+                   "[default: as measured on each policy's live run]")
+@click.option("--rescore", is_flag=True, help="Recompute the rows of the policies already replayed from their kept "
+              "files (node logs, journals) with this version's code — no pool is started for them — and rewrite "
+              "the report.")
 @click.option("--condor", "release", type=click.Path(exists=True, file_okay=False), default=None,
               help="HTCondor release folder (sbin/condor_master) [default: the one of condor_master on PATH].")
 @json_option("Print the rows as one JSON object.")
 def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, trace_seed: int, window_start: float,
-           window_hours: float, slots: int, pick: str, compression: float, workflows: int,
-           policies: tuple[str, ...], phi: float, seed: int, negotiation_interval: float, release: str | None,
-           as_json: bool) -> None:
+           window_hours: float, slots: int, pick: str, compression: float, workflows: int, workflow: str,
+           policies: tuple[str, ...], phi: float, seed: int, negotiation_interval: float,
+           dagman_latency: float | None, rescore: bool, release: str | None, as_json: bool) -> None:
     """Replay a window of a trace on a personal HTCondor pool whose static
     slots stand for the trace's desktops (owners evict through the startd's
     START/PREEMPT), submit instrumented Figure-1 workflows at the trace's
@@ -68,9 +77,10 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
     found = find_release(release)
     trace = load_trace(trace_dir=trace_dir, preset=preset, days=days if preset else None, seed=trace_seed)
     plan = make_plan(trace, slots=slots, window_start=window_start * 3600.0, window_seconds=window_hours * 3600.0,
-                     compression=compression, workflows=workflows, seed=seed, pick=pick)
+                     compression=compression, workflows=workflows, seed=seed, pick=pick, workflow=workflow)
     settings = ReplaySettings(policies=list(policies) or ["single", "fixed:2"], phi=phi, seed=seed,
-                              negotiation_interval=negotiation_interval, release=found)
+                              negotiation_interval=negotiation_interval, release=found,
+                              dagman_latency=dagman_latency, rescore=rescore)
     stopping = {"now": False}
 
     def interrupt(signum: int, frame: Any) -> None:
@@ -97,7 +107,7 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
     finally:
         signal.signal(signal.SIGINT, previous)
     shown = {"policies": settings.policies, "phi": phi, "seed": seed, "negotiation_interval": negotiation_interval,
-             "pick": pick}
+             "pick": pick, "dagman_latency": "measured live" if dagman_latency is None else dagman_latency}
     paths = write_report(out, plan, rows, shown)
     if as_json:
         emit_json({"rows": {policy: [r.to_json() for r in pair] for policy, pair in rows.items()}, "report": paths})

@@ -48,6 +48,9 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--days", type=float, default=None, help="Simulate only the first N days."),
         click.option("--negotiation-interval", type=float, default=0.0, show_default=True,
                      help="Seconds between negotiation cycles (0: match at once)."),
+        click.option("--dagman-latency", type=float, default=0.0, show_default=True, metavar="SECONDS",
+                     help="DAGMan's per-level turn: seconds between a task becoming ready (workflow "
+                          "arrival, last parent done) and its decision and submission (0: at once)."),
         click.option("--machine-choice", type=click.Choice(["random", "efficient"]), default="random",
                      show_default=True, help="Which free machine a job gets."),
         click.option("--reboot-hour", default="3", show_default=True, callback=_reboot_hour,
@@ -77,7 +80,7 @@ def _run(opts: dict[str, Any], policy: str, agent: Any = None, label: str = "sim
         raise click.UsageError("give exactly one of --trace DIR or --preset NAME")
     from condor_rlrep.sim.limits import check_engine_options
 
-    limits = {k: opts[k] for k in ("negotiation_interval", "owner_idle", "days")}
+    limits = {k: opts[k] for k in ("negotiation_interval", "owner_idle", "days", "dagman_latency")}
     check_engine_options(**limits)  # before any work: one error naming the value and its limit
     config = SimConfig(
         workflows=tuple(opts["workflows"]) or ("figure1",),
@@ -87,6 +90,7 @@ def _run(opts: dict[str, Any], policy: str, agent: Any = None, label: str = "sim
         phi_mode=opts["criticality"],
         seed=opts["seed"],
         negotiation_interval=opts["negotiation_interval"],
+        dagman_latency=opts["dagman_latency"],
         machine_choice=opts["machine_choice"],
         reboot_hour=opts["reboot_hour"],
         owner_idle=opts["owner_idle"],
@@ -145,7 +149,7 @@ def _print(result: Any, as_json: bool) -> None:
 
 @click.command()
 @click.option("--policy", default="single", show_default=True,
-              help="single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R, oracle:R; beyond the paper: idle-<policy>, model:R[,target=T,hi=H], react:R, model-react:R, "
+              help="single, fixed:K, rl:R, rl-ucb1:R, rl-thompson:R, oracle:R; beyond the paper: idle-<policy>, model:R[,target=T,hi=H,prior=E], react:R, model-react:R, "
                    "linucb:R[,alpha=A,lam=L,forget=G], lints:R[,…].")
 @_common
 def simulate(policy: str, as_json: bool, **opts: Any) -> None:

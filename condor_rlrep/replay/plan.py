@@ -30,10 +30,32 @@ import numpy as np
 
 from condor_rlrep.errors import InputError
 
-__all__ = ["ReplayPlan", "make_plan", "FIGURE1_LEVEL_COUNT"]
+__all__ = ["ReplayPlan", "make_plan", "FIGURE1_LEVEL_COUNT", "compressed_policy", "REPLAY_WORKFLOWS"]
+
+REPLAY_WORKFLOWS = ("figure1", "montage")
+"""What a replay submits: the Figure-1 workflow (32-min tasks), or the
+25-task Montage of the shared Montage_25 DAX (the simulator's built-in
+``montage``, runtimes × its scale); both with every time divided by C."""
 
 FIGURE1_LEVEL_COUNT = 4
 """Task levels on the Figure-1 critical path (CR(W) = 4 task lengths)."""
+
+
+def compressed_policy(policy: str, compression: float) -> str:
+    """The policy a replay runs for ``policy`` under compression C, live and
+    simulated alike: ``model:R`` (and ``model-react:R``) without a ``prior=``
+    gets the default prior rate × C (and its exposure ÷ C:
+    :func:`~condor_rlrep.survival.model.prior_settings`), so a compressed
+    task of ``e / C`` seconds sees the eviction hazard the uncompressed task
+    of ``e`` seconds would — compressed time means rates × C. Every other
+    policy is unchanged (the bandit learns its rewards, which have no clock)."""
+    from condor_rlrep.policyspec import parse_spec
+    from condor_rlrep.survival.model import DEFAULT_PRIOR_PER_HOUR
+
+    spec = parse_spec(policy, live=True)
+    if spec.kind not in ("model", "model-react") or "prior" in dict(spec.options) or compression == 1.0:
+        return policy
+    return f"{policy},prior={DEFAULT_PRIOR_PER_HOUR * compression:g}"
 
 
 @dataclass
@@ -62,6 +84,8 @@ class ReplayPlan:
     """Replay seconds after the window with no owner, for the last workflows to finish."""
     reboots: list[float] = field(default_factory=list)
     seed: int = 0
+    workflow: str = "figure1"
+    """One of :data:`REPLAY_WORKFLOWS`."""
 
     @property
     def slots(self) -> int:
@@ -73,7 +97,31 @@ class ReplayPlan:
         return self.window_seconds / self.compression + self.drain_seconds
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        data = asdict(self)
+        if self.workflow == "figure1":
+            del data["workflow"]  # a Figure-1 plan reads as it did before there was a choice (resume)
+        return data
+
+    def dag_workflow(self) -> Any:
+        """The workflow every arrival submits, with its compressed run times."""
+        from condor_rlrep.sim.workflows import MONTAGE_RUNTIME_SCALE, figure1_workflow, montage_workflow
+
+        if self.workflow == "montage":
+            return montage_workflow(runtime_scale=MONTAGE_RUNTIME_SCALE / self.compression)
+        return figure1_workflow(self.task_seconds)
+
+    def workflow_spec(self) -> str:
+        """The simulator's ``--workflow`` for the same workflow and run times."""
+        from condor_rlrep.sim.workflows import MONTAGE_RUNTIME_SCALE
+
+        if self.workflow == "montage":
+            return f"montage@{MONTAGE_RUNTIME_SCALE / self.compression!r}"
+        return f"figure1@{self.task_seconds / 1920.0!r}"
+
+    def shape(self) -> tuple[float, int, list[tuple[str, str]]]:
+        """(critical path seconds, tasks on it, edges) of the submitted workflow."""
+        wf = self.dag_workflow()
+        return workflow_shape(wf)
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> ReplayPlan:
@@ -121,6 +169,28 @@ class ReplayPlan:
         )
 
 
+def workflow_shape(wf: Any) -> tuple[float, int, list[tuple[str, str]]]:
+    """(critical path seconds, tasks on the longest chain, sorted edges) of a workflow."""
+    edges = sorted(wf.edges)
+    parents: dict[str, list[str]] = {n: [] for n in wf.nodes}
+    for a, b in edges:
+        parents[b].append(a)
+    seconds: dict[str, float] = {}
+    depth: dict[str, int] = {}
+
+    def visit(node: str) -> None:
+        if node in seconds:
+            return
+        for parent in parents[node]:
+            visit(parent)
+        seconds[node] = float(wf.nodes[node].runtime or 0.0) + max((seconds[q] for q in parents[node]), default=0.0)
+        depth[node] = 1 + max((depth[q] for q in parents[node]), default=0)
+
+    for node in wf.nodes:
+        visit(node)
+    return max(seconds.values()), max(depth.values()), edges
+
+
 def _merge(sessions: list[tuple[float, float]]) -> list[tuple[float, float]]:
     out: list[tuple[float, float]] = []
     for a, b in sorted(sessions):
@@ -149,7 +219,8 @@ def _reboot_times(trace: Any, start: float, end: float, hour: float) -> list[flo
 
 def make_plan(trace: Any, *, slots: int, window_start: float, window_seconds: float, compression: float,
               workflows: int, seed: int = 0, task_seconds: float = 1920.0, drain_seconds: float | None = None,
-              reboot_hour: float | None = 3.0, reboot_seconds: float = 1.0, pick: str = "random") -> ReplayPlan:
+              reboot_hour: float | None = 3.0, reboot_seconds: float = 1.0, pick: str = "random",
+              workflow: str = "figure1") -> ReplayPlan:
     """Cut the window, keep ``slots`` machines and ``workflows`` arrivals, compress by ``compression``.
 
     ``pick``: ``random`` draws the machines with the seed; ``busiest`` keeps
@@ -169,6 +240,8 @@ def make_plan(trace: Any, *, slots: int, window_start: float, window_seconds: fl
                          f"trace's {trace.length:g} s")
     if workflows < 1:
         raise InputError(f"workflows must be ≥ 1, got {workflows}")
+    if workflow not in REPLAY_WORKFLOWS:
+        raise InputError(f"workflow must be one of {', '.join(REPLAY_WORKFLOWS)}, got {workflow!r}")
     if pick not in ("busiest", "random"):
         raise InputError(f"pick must be busiest or random, got {pick!r}")
     rng = np.random.default_rng(seed)
@@ -196,15 +269,17 @@ def make_plan(trace: Any, *, slots: int, window_start: float, window_seconds: fl
                   (min(float(trace.login_end[r]), end) - window_start) / compression) for r in rows]
         spans += [(t, t + reboot_seconds) for t in reboots]
         sessions.append(_merge(spans))
-    if drain_seconds is None:
-        # room for the last arrival's critical path several times over, evictions included
-        drain_seconds = 3 * FIGURE1_LEVEL_COUNT * task + 60.0
-    return ReplayPlan(
+    plan = ReplayPlan(
         source=trace.source, trace_start=trace.start.isoformat(), window_start=float(window_start),
         window_seconds=float(window_seconds), compression=float(compression),
         machines=[trace.machine_names[i] for i in chosen],
         active_watts=[float(trace.active_watts[i]) for i in chosen],
         idle_watts=[float(trace.idle_watts[i]) for i in chosen],
-        sessions=sessions, arrivals=arrivals, task_seconds=task, drain_seconds=float(drain_seconds),
-        reboots=reboots, seed=seed,
+        sessions=sessions, arrivals=arrivals, task_seconds=task, drain_seconds=0.0,
+        reboots=reboots, seed=seed, workflow=workflow,
     )
+    if drain_seconds is None:
+        # room for the last arrival's critical path several times over, evictions included
+        drain_seconds = (3 * FIGURE1_LEVEL_COUNT * task if workflow == "figure1" else 3 * plan.shape()[0]) + 60.0
+    plan.drain_seconds = float(drain_seconds)
+    return plan

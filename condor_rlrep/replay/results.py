@@ -13,8 +13,26 @@ every P.
 **Simulated.** :func:`~condor_rlrep.sim.run.simulate` on the plan's own
 trace (:meth:`~condor_rlrep.replay.plan.ReplayPlan.trace`): the same slots
 and owner sessions, every job replaced by a Figure-1 workflow of the
-compressed task length, no reboot of its own (the plan's reboots are owner
-sessions), negotiation at the pool's interval.
+compressed run times (``ReplayPlan.workflow_spec``), no reboot of its own (the plan's reboots are owner
+sessions), negotiation at the pool's interval, the policy as the replay ran
+it (:func:`~condor_rlrep.replay.plan.compressed_policy`) and DAGMan's
+per-level latency (``SimConfig.dagman_latency``) as measured on the live
+run (:func:`measure_latency`) unless one is given.
+
+**DAGMan's latency, measured.** From each workflow's own files, per node:
+its *turn*, the first submission (node log event 000) minus the moment it
+became ready — its last parent's end (event 005 of the winning replica),
+or for a root the DAGMan job's submission plus 0.5 s (event stamps are
+whole seconds, the arrival is not: a floored stamp is 0.5 s early on
+average; between two stamps the flooring cancels); and its *start*, the
+first execution (event 001) minus that submission. The per-level latency
+the simulator adds to every task (:func:`measure_latency`) is the mean
+turn. The start is not added: on a free pool its median is the
+simulator's own mean wait for a negotiation tick (1 s at the default 2-s
+interval, measured), and on a busy one it is queueing, which the simulator
+models itself — except for how long a freed slot takes to return to the
+negotiator (claim release, the startd's next update), so the report sets
+the live start beside the simulated one (``start_wait_mean_s``).
 """
 
 from __future__ import annotations
@@ -27,9 +45,11 @@ from typing import Any
 from condor_rlrep.replay.plan import ReplayPlan
 from condor_rlrep.sim.metrics import P_GRID
 
-__all__ = ["Row", "live_row", "simulated_row", "sim_policy"]
+__all__ = ["Row", "live_row", "simulated_row", "sim_policy", "measure_latency", "NO_LATENCY"]
 
 J_PER_KWH = 3.6e6
+NO_LATENCY = "simulated, no DAGMan latency"
+"""The side of the simulated row run without :attr:`SimConfig.dagman_latency` (the paper's simulator)."""
 
 
 @dataclass
@@ -81,6 +101,9 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
     good = bad = 0.0
     decisions: dict[int, int] = {}
     per_dag: list[dict[str, Any]] = []
+    waits: list[float] = []
+    starts: list[float] = []
+    edges = plan.shape()[2]
     for entry in record["dags"]:
         dag = Path(entry["dag"])
         try:
@@ -100,6 +123,9 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
         ps.append(p)
         p_report.append(None if report is None else report.p_w)
         if report is not None:
+            turns, begins = _ready_waits(report, origin + float(entry["submitted"]), edges)
+            waits.extend(turns)
+            starts.extend(begins)
             for node in report.nodes:
                 tasks += 1
                 if node.decision_id is not None:
@@ -116,7 +142,64 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
                good_kwh=good / J_PER_KWH, bad_kwh=bad / J_PER_KWH,
                extra={"p_report": p_report, "dags": per_dag, "decisions_reported_twice":
                       sorted(k for k, v in decisions.items() if v > 1),
-                      "unfinished_removed": record.get("unfinished", []), "pool_up": record.get("pool_up")})
+                      "unfinished_removed": record.get("unfinished", []), "pool_up": record.get("pool_up"),
+                      "dagman_latency": _latency_summary(waits, starts)})
+
+
+def _ready_waits(report: Any, arrival: float, edges: Any = None) -> tuple[list[float], list[float]]:
+    """Per node: seconds from becoming ready to its first submission, and
+    from that submission to its first execution (module docstring);
+    ``edges`` of the workflow (default: Figure 1's)."""
+    from condor_rlrep.sim.workflows import FIGURE1_EDGES
+
+    if edges is None:
+        edges = FIGURE1_EDGES
+    first: dict[str, Any] = {}
+    for node in report.nodes:
+        if node.node not in first:
+            first[node.node] = node
+    began: dict[str, float] = {}
+    for bar in getattr(report, "bars", ()):
+        if bar.node in first and first[bar.node].cluster in (None, bar.cluster):
+            began[bar.node] = min(began.get(bar.node, bar.start), bar.start)
+    parents: dict[str, list[str]] = {}
+    for parent, child in edges:
+        parents.setdefault(child, []).append(parent)
+    turns: list[float] = []
+    starts: list[float] = []
+    for name, node in first.items():
+        if node.submit_time is None:
+            continue
+        if name in began:
+            starts.append(began[name] - node.submit_time)
+        mine = parents.get(name)
+        if not mine:
+            turns.append(node.submit_time + 0.5 - arrival)
+            continue
+        ends = [first[p].finish_time for p in mine if p in first]
+        if len(ends) == len(mine) and all(e is not None for e in ends):
+            turns.append(node.submit_time - max(ends))
+    return turns, starts
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2.0
+
+
+def _latency_summary(turns: list[float], starts: list[float] = ()) -> dict[str, Any]:  # type: ignore[assignment]
+    return {"mean_s": sum(turns) / len(turns) if turns else None, "median_s": _median(turns) if turns else None,
+            "nodes": len(turns), "start_median_s": _median(list(starts)) if starts else None,
+            "start_mean_s": sum(starts) / len(starts) if starts else None, "starts": len(starts)}
+
+
+def measure_latency(live: Row) -> float | None:
+    """DAGMan's per-level latency of a live row for the simulator: the mean
+    turn (module docstring); None when nothing was measured."""
+    summary = live.extra.get("dagman_latency") or {}
+    turn = summary.get("mean_s")
+    return None if turn is None else max(0.0, float(turn))
 
 
 def sim_policy(policy: str) -> str:
@@ -125,7 +208,8 @@ def sim_policy(policy: str) -> str:
 
 
 def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negotiation_interval: float,
-                  grid: tuple[float, ...] = P_GRID) -> Row:
+                  dagman_latency: float = 0.0, side: str = "simulated", grid: tuple[float, ...] = P_GRID) -> Row:
+    from condor_rlrep.replay.plan import compressed_policy
     from condor_rlrep.sim.config import SimConfig
     from condor_rlrep.sim.run import simulate
 
@@ -134,14 +218,28 @@ def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negot
         from condor_rlrep.instrument import LIVE_EPSILON_HIGH
 
         extra["epsilon_high"] = LIVE_EPSILON_HIGH
-    config = SimConfig(workflows=(f"figure1@{plan.task_seconds / 1920.0!r}",), fraction=1.0,
-                       policy=sim_policy(policy), phi=phi, seed=seed, negotiation_interval=negotiation_interval,
+    config = SimConfig(workflows=(plan.workflow_spec(),), fraction=1.0,
+                       policy=sim_policy(compressed_policy(policy, plan.compression)), phi=phi, seed=seed,
+                       negotiation_interval=negotiation_interval, dagman_latency=dagman_latency,
                        reboot_hour=None, **extra)
     result = simulate(plan.trace(), config)
     ps = [None if math.isnan(v) else float(v) for v in result.wf_p]
-    return Row(policy=policy, side="simulated", workflows=result.workflows, completed=result.completed,
+    return Row(policy=policy, side=side, workflows=result.workflows, completed=result.completed,
                within=_within(ps, grid), p=ps, tasks=int(len(result.tasks["submit"])),
                replicas=int(result.tasks["replicas"].sum()) if len(result.tasks["replicas"]) else 0,
                evictions=int(result.wf_evictions.sum()),
                good_kwh=float(result.wf_good_j.sum()) / J_PER_KWH, bad_kwh=float(result.wf_bad_j.sum()) / J_PER_KWH,
-               extra={"config": config.to_dict()})
+               extra={"config": config.to_dict(), "start_wait_mean_s": _sim_start_wait(result, plan)})
+
+
+def _sim_start_wait(result: Any, plan: ReplayPlan) -> float | None:
+    """Mean seconds from a simulated task's submission to its winning run's
+    start, over tasks no owner interrupted (finish − submit − run time): the
+    simulator's side of the live *start*."""
+    wf = plan.dag_workflow()
+    names = result.task_names[0]
+    t = result.tasks
+    waits = [float(f - s - float(wf.nodes[names[int(n)]].runtime or 0.0))
+             for n, s, f, e in zip(t["node"], t["submit"], t["finish"], t["evictions"])
+             if e == 0 and not math.isnan(f)]  # finished (in time or late), never interrupted
+    return sum(waits) / len(waits) if waits else None

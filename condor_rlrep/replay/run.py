@@ -6,7 +6,8 @@ after the other, with the same owners and the same arrivals: the pool's
 clock origin is set a few seconds after its start, so every policy sees
 the sessions at the same replay seconds. A policy is done when
 ``OUT/<policy>/rows.json`` exists (its live and simulated rows); a rerun of
-the same command skips it. A policy interrupted half-way is replayed again
+the same command skips it (``--rescore``: recomputes its rows from its kept
+files with today's code, no pool). A policy interrupted half-way is replayed again
 from a clean folder (a live replay cannot continue in the middle: the
 owners' clock would not match). The pool is stopped whatever happens.
 """
@@ -24,7 +25,7 @@ from typing import Any
 from condor_rlrep.atomic import write_atomic
 from condor_rlrep.errors import InputError
 from condor_rlrep.replay.plan import ReplayPlan
-from condor_rlrep.replay.results import Row, live_row, simulated_row
+from condor_rlrep.replay.results import NO_LATENCY, Row, live_row, measure_latency, simulated_row
 
 __all__ = ["ReplaySettings", "run_replay", "load_rows", "PLAN", "ROWS"]
 
@@ -45,6 +46,10 @@ class ReplaySettings:
     negotiation_interval: float
     release: Path
     grace: float = 120.0
+    dagman_latency: float | None = None
+    """The simulated row's per-level DAGMan latency (s); None: as measured on the policy's live run."""
+    rescore: bool = False
+    """Recompute the rows of policies already replayed from their kept files (no pool is started)."""
 
 
 def _same_plan(out: Path, plan: ReplayPlan) -> ReplayPlan:
@@ -77,7 +82,7 @@ def run_replay(out: Path, plan: ReplayPlan, settings: ReplaySettings, *,
                should_stop: Callable[[], bool] | None = None) -> dict[str, list[Row]]:
     """Every policy's live and simulated rows (replaying those not done yet)."""
     from condor_rlrep.condor.version import detect_dagman_version
-    from condor_rlrep.replay.live import run_live
+    from condor_rlrep.replay.live import SUBMITTED, run_live
     from condor_rlrep.replay.pool import ReplayPool
     from condor_rlrep.replay.workflows import policy_slug, prepare_workflows
 
@@ -88,6 +93,13 @@ def run_replay(out: Path, plan: ReplayPlan, settings: ReplaySettings, *,
     for policy in settings.policies:
         slug = policy_slug(policy)
         done = load_rows(out, slug)
+        if done is not None and settings.rescore:
+            record = json.loads((out / slug / SUBMITTED).read_text(encoding="utf-8"))
+            live = live_row(policy, plan, record)
+            rows[policy] = [live, *simulated_rows(policy, plan, settings, live)]
+            _write_rows(out / slug, policy, rows[policy])
+            say(policy, len(plan.arrivals), len(plan.arrivals), "rescored from its files")
+            continue
         if done is not None:
             rows[policy] = done
             say(policy, len(plan.arrivals), len(plan.arrivals), "done before")
@@ -112,13 +124,26 @@ def run_replay(out: Path, plan: ReplayPlan, settings: ReplaySettings, *,
         finally:
             pool.stop()
         live = live_row(policy, plan, record)
-        sim = simulated_row(policy, plan, phi=settings.phi, seed=settings.seed,
-                            negotiation_interval=settings.negotiation_interval)
-        rows[policy] = [live, sim]
-        payload: dict[str, Any] = {"policy": policy, "rows": [r.to_json() for r in rows[policy]]}
-        write_atomic(str(folder / ROWS), json.dumps(payload, indent=1, default=_jsonable) + "\n")
+        rows[policy] = [live, *simulated_rows(policy, plan, settings, live)]
+        _write_rows(folder, policy, rows[policy])
         say(policy, len(plan.arrivals), len(plan.arrivals), "done")
     return rows
+
+
+def _write_rows(folder: Path, policy: str, rows: list[Row]) -> None:
+    payload: dict[str, Any] = {"policy": policy, "rows": [r.to_json() for r in rows]}
+    write_atomic(str(folder / ROWS), json.dumps(payload, indent=1, default=_jsonable) + "\n")
+
+
+def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live: Row) -> list[Row]:
+    """The simulator on the plan with DAGMan's per-level latency (given, or
+    measured on ``live``) and, beside it, without (the paper's simulator)."""
+    latency = settings.dagman_latency if settings.dagman_latency is not None else measure_latency(live)
+    common = {"phi": settings.phi, "seed": settings.seed, "negotiation_interval": settings.negotiation_interval}
+    sim = simulated_row(policy, plan, dagman_latency=latency or 0.0, **common)
+    sim.extra["dagman_latency_s"] = latency or 0.0
+    sim.extra["dagman_latency_from"] = "given" if settings.dagman_latency is not None else "measured live"
+    return [sim, simulated_row(policy, plan, side=NO_LATENCY, **common)]
 
 
 def _jsonable(value: Any) -> Any:

@@ -1,9 +1,12 @@
 """The workflow copies a policy's replay submits: one folder per arrival.
 
 For arrival i, ``<policy dir>/wf<i>/figure1.dag`` is the Figure-1 workflow
-exported with tasks of the plan's compressed length (``sleep``), and
+exported with tasks of the plan's compressed length (``sleep``; or
+``montage.dag``, the 25-task Montage, :meth:`ReplayPlan.dag_workflow`), and
 ``run.dag`` its copy instrumented with the policy under test
-(:func:`condor_rlrep.instrument.instrument`), all of a policy's copies
+(:func:`condor_rlrep.instrument.instrument`; a ``model:R`` with its prior
+scaled by the compression, :func:`~condor_rlrep.replay.plan.compressed_policy`),
+all of a policy's copies
 sharing one agent store, so a learning policy learns across the stream as it
 would on a campus pool. Written before the pool starts: the instrument
 cost is no part of the replay's timing.
@@ -17,8 +20,7 @@ from pathlib import Path
 from condor_rlrep.dag.export import export_dagman
 from condor_rlrep.instrument import InstrumentOptions, instrument
 from condor_rlrep.policyspec import live_spec
-from condor_rlrep.replay.plan import ReplayPlan
-from condor_rlrep.sim.workflows import figure1_workflow
+from condor_rlrep.replay.plan import ReplayPlan, compressed_policy
 
 __all__ = ["policy_slug", "workflow_dags", "prepare_workflows", "RUN_DAG"]
 
@@ -45,9 +47,9 @@ def prepare_workflows(plan: ReplayPlan, folder: Path, policy: str, *, phi: float
         if dag.exists():
             continue
         dag.parent.mkdir(parents=True, exist_ok=True)
-        plain = export_dagman(figure1_workflow(plan.task_seconds), dag.parent, name="figure1")
+        plain = export_dagman(plan.dag_workflow(), dag.parent, name=plan.workflow)
         instrument(str(plain), str(dag), InstrumentOptions(
-            policy=policy, phi=phi, store=store, dagman_version=dagman_version, hooks_bin=hooks_bin,
+            policy=compressed_policy(policy, plan.compression), phi=phi, store=store, dagman_version=dagman_version, hooks_bin=hooks_bin,
             power_default_watts=watts, environ=environ,
         ))
     return dags

@@ -12,7 +12,7 @@ and every earlier invocation's outcome.
   :func:`condor_rlrep.condor.submit.idle_rank`; in the simulator
   at the task's submission: later matches, after an eviction or from the
   queue, are the engine's usual choice).
-* ``model:R[,target=T,hi=H]``: idle placement, and the fewest replicas
+* ``model:R[,target=T,hi=H,prior=E]``: idle placement, and the fewest replicas
   ``k ≤ R`` on the longest-idle machines whose chance that at least one
   survives, ``1 − Π(1 − s_i)``, reaches ``T``; ``s_i`` from a
   :class:`~condor_rlrep.survival.model.SurvivalModel` learnt online from this
@@ -44,7 +44,7 @@ from condor_rlrep.policyspec import PolicySpec
 from condor_rlrep.sim.engine import EVICTED
 from condor_rlrep.sim.placement import IdleClock, IdleOrder, hour_of_week
 from condor_rlrep.sim.runner import WorkflowRunner
-from condor_rlrep.survival.model import SurvivalModel, replica_count
+from condor_rlrep.survival.model import SurvivalModel, prior_settings, replica_count
 
 __all__ = [
     "BeyondRunner",
@@ -169,12 +169,19 @@ class ModelPolicy:
     reactive: bool = False
     model: SurvivalModel = field(default_factory=SurvivalModel)
     runner_class: type = BeyondRunner
+    prior: float | None = None
+    """Evictions per hour the new model assumes (``prior=``; None: the default)."""
 
     def __post_init__(self) -> None:
         if self.max_replicas < 1:
             raise InputError(f"policy {self.name!r} needs at most >= 1 replicas")
         if not 0.0 <= self.target < 1.0:
             raise InputError(f"policy {self.name!r}: target must lie in [0, 1), got {self.target!r}")
+        if self.prior is not None:
+            try:
+                self.model = SurvivalModel(**prior_settings(self.prior))
+            except ValueError as err:
+                raise InputError(f"policy {self.name!r}: {err}") from None
         self.observe = self.model.record
 
     def choose(self, hour: int, phi_prime: float) -> tuple[int, bool, int]:

@@ -35,6 +35,9 @@ class SimConfig:
     phi_mode: str = "balanced"
     seed: int = 0
     negotiation_interval: float = 0.0
+    dagman_latency: float = 0.0
+    """Seconds between a task becoming ready (arrival or last parent done)
+    and its submission: DAGMan's per-level turn (docs/simulator.md). 0: at once."""
     machine_choice: str = "random"
     reboot_hour: float | None = 3.0
     owner_idle: float = 0.0
@@ -60,6 +63,8 @@ class SimConfig:
             raise InputError(f"workflow fraction must lie in [0, 1], got {self.fraction!r}")
         if not (math.isfinite(self.phi) and self.phi > -1):
             raise InputError(f"phi must be a finite number > -1, got {self.phi!r}")
+        if not (math.isfinite(self.dagman_latency) and self.dagman_latency >= 0):
+            raise InputError(f"DAGMan latency must be a finite number of seconds >= 0, got {self.dagman_latency!r}")
         if self.days is not None and not self.days > 0:
             raise InputError(f"days must be > 0, got {self.days!r}")
 
@@ -75,6 +80,9 @@ class SimConfig:
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
+        if not self.dagman_latency:
+            # runs without the knob record what they recorded before it existed
+            del data["dagman_latency"]
         data["workflows"] = list(self.workflows)
         data["p_grid"] = list(self.p_grid)
         return data

@@ -231,6 +231,9 @@ class Engine:
         self.queue: deque[int] = deque()
         self.heap: list[tuple[float, int, int]] = []
         self.seq = 0
+        self._timers: dict[int, Callable[[float], None]] = {}
+        """Callbacks of :meth:`call_at` by their heap ``seq``; empty unless
+        the workflow layer delays something (DAGMan's latency)."""
         self.stats = EngineStats()
         self._rand: list[float] = []
         self._rand_i = _RANDOM_BATCH
@@ -409,6 +412,21 @@ class Engine:
         self._add_free(m)
 
     # -- API for the workflow layer --------------------------------------------
+    def call_at(self, when: float, callback: Callable[[float], None]) -> None:
+        """Call ``callback(when)`` at simulated time ``when`` (among the
+        heap's entries due then in the order they were made; before stream
+        events at the same time).
+
+        Rides the heap as an owner-idle-like entry ``(when, seq, ~0)``: its
+        ``seq`` matches no run and no pending idle expiry, so the loop's
+        completion path never sees it and only the rare superseded-entry
+        branch looks it up — nothing is added to the busy paths, and a run
+        that never calls this pays one falsy test per superseded entry."""
+        seq = self.seq
+        self.seq = seq + 1
+        self._timers[seq] = callback
+        heapq.heappush(self.heap, (when, seq, -1))
+
     def submit(self, duration: float, owner: int, now: float, machine: int | None = None) -> int:
         """Submit a workflow job of ``duration`` seconds for task ``owner``.
 
@@ -677,6 +695,7 @@ class Engine:
         next_login = getattr(self, "next_login_start", None)
         next_after = self._next_after.tolist() if next_login is not None else None
         ready_seq = self.ready_seq
+        timers = self._timers
         idle = self.config.owner_idle
         immediate = self._immediate
         only = self._only_list  # None: several power classes (efficient choice)
@@ -701,6 +720,9 @@ class Engine:
                                 ready_seq[m] = -1
                                 idle_events += 1
                                 released(m, t)
+                                continue
+                            if timers and seq in timers:  # call_at
+                                timers.pop(seq)(t)
                                 continue
                         stale += 1
                         continue
@@ -860,6 +882,8 @@ class Engine:
                     ready_seq[m] = -1
                     idle_events += 1
                     self._machine_released(m, t)
+                elif seq in timers:  # call_at
+                    timers.pop(seq)(t)
                 else:
                     stale += 1
                 continue

@@ -114,7 +114,7 @@ def simulate(
     clock = LocalClock(trace.start, max(until, trace.length))
     runner = getattr(policy, "runner_class", WorkflowRunner)(
         templates, which, policy, power, trace.machine_names, clock,
-        failure_reward=config.failure_reward,
+        failure_reward=config.failure_reward, dagman_latency=config.dagman_latency,
     )
     engine = Engine(
         trace,

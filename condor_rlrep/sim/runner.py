@@ -59,8 +59,13 @@ class WorkflowRunner:
         clock: Any,
         *,
         failure_reward: float = DEFAULT_FAILURE_REWARD,
+        dagman_latency: float = 0.0,
     ):
         self.templates = list(templates)
+        self.dagman_latency = float(dagman_latency)
+        """Seconds between a task becoming ready (its workflow arrived, or
+        its last parent finished) and its decision and submission: DAGMan's
+        turn (log scan, POST, PRE, submit). 0: at once."""
         self.which = which
         self.policy = policy
         self.power = power
@@ -170,7 +175,7 @@ class WorkflowRunner:
         self._wf_left.append(len(tpl.tasks))
         self._wf_pending.append(list(tpl.n_parents))
         for i in tpl.roots:
-            self._submit_task(w, i, now)
+            self._ready(w, i, now)
 
     def invocation_end(self, job: int, owner: int, machine: int, start: float, end: float, reason: str) -> None:
         self.task_runs[owner].append((start, job - self.task_first[owner], end, reason, self.watts[machine]))  # type: ignore[union-attr]
@@ -313,7 +318,16 @@ class WorkflowRunner:
             count = pending[c] - 1  # type: ignore[index]
             pending[c] = count  # type: ignore[index]
             if count == 0:
-                self._submit_task(w, c, now)
+                self._ready(w, c, now)
+
+    def _ready(self, w: int, i: int, now: float) -> None:
+        """Task ``i`` of workflow ``w`` may run: submit it now, or after
+        DAGMan's latency (decided then too, as the PRE hook runs then)."""
+        latency = self.dagman_latency
+        if latency > 0:
+            self.engine.call_at(now + latency, lambda t: self._submit_task(w, i, t))
+        else:
+            self._submit_task(w, i, now)
 
     def close(self, now: float) -> None:
         """End of the run: judge the tasks still open (no reward is learnt:

@@ -1,4 +1,4 @@
-"""The hooks' side of the ``model:R[,target=T,hi=H]`` policy (issue 14).
+"""The hooks' side of the ``model:R[,target=T,hi=H,prior=E]`` policy (issue 14).
 
 PRE asks the store for its survival model (:mod:`condor_rlrep.survival.model`,
 the simulator's own class and decision function) and runs the fewest
@@ -41,10 +41,13 @@ from typing import Any
 __all__ = ["decide", "exposure_cells", "runs_of", "cells_of", "check_runs", "record_runs", "record",
            "record_key", "load_model"]
 
-def load_model(store: Any) -> Any:
-    """The store's survival model (a bad row raises: the hook fails open)."""
+def load_model(store: Any, spec: Any = None) -> Any:
+    """The store's survival model, from ``spec``'s prior (a :class:`ModelSpec`;
+    None: the default prior). A bad row raises: the hook fails open."""
     from condor_rlrep.survival.model import SurvivalModel
 
+    if spec is not None:
+        return spec.model(store.survival_cells())
     return SurvivalModel.from_cells(store.survival_cells())
 
 
@@ -55,7 +58,7 @@ def decide(store: Any, spec: Any, *, phi: float, estimate: float, decided_at: fl
 
     config = store.config
     hour = StateSpace.from_config(config).hour_of_week(decided_at)
-    model = load_model(store)
+    model = load_model(store, spec)
     limit = max(1, min(int(spec.max_replicas), int(cap)))
     choice = choose_replicas(model, hour, phi, float(estimate), [None] * limit, target=spec.target, hi=spec.hi)
     exposure, evictions = model.hour_totals(hour)

@@ -44,10 +44,28 @@ __all__ = [
     "choose_replicas",
     "replica_count",
     "hourly_rates",
+    "DEFAULT_PRIOR_PER_HOUR",
+    "prior_settings",
 ]
 
 DEFAULT_IDLE_EDGES: tuple[float, ...] = (900.0, 3600.0, 4 * 3600.0, 12 * 3600.0, 86400.0)
 """Idle-time bucket edges (s): < 15 min, < 1 h, < 4 h, < 12 h, < 1 day, more."""
+
+DEFAULT_PRIOR_PER_HOUR = 1.0 / 8.0
+"""Evictions per hour a new model assumes of every replica (one per 8 h)."""
+
+
+def prior_settings(per_hour: float) -> dict[str, float]:
+    """:class:`SurvivalModel`'s ``prior_rate`` and ``prior_seconds`` for a
+    prior of ``per_hour`` evictions an hour (``model:R,prior=…``). The prior
+    weighs half an eviction whatever its rate (4 h of exposure at the
+    default one per 8 h), so a rate C times higher — the pool's clock
+    compressed C times, as in a replay — is overruled by data C times sooner,
+    as the same data would overrule it on the uncompressed clock."""
+    if not (math.isfinite(per_hour) and per_hour > 0):
+        raise ValueError(f"prior must be a finite number of evictions per hour > 0, got {per_hour!r}")
+    return {"prior_rate": per_hour / 3600.0, "prior_seconds": 0.5 * 3600.0 / per_hour}
+
 
 HOURS_OF_WEEK = 168
 UNKNOWN_BUCKET = -1
@@ -188,12 +206,14 @@ def replicas_for_target(survivals: Iterable[float], target: float) -> int:
 
 @dataclass(frozen=True)
 class ModelSpec:
-    """``model:R[,target=T,hi=H]``: at most R replicas, survival target T,
-    one replica when φ′ ≥ H."""
+    """``model:R[,target=T,hi=H,prior=E]``: at most R replicas, survival
+    target T, one replica when φ′ ≥ H, a new model's prior of E evictions
+    per hour (:func:`prior_settings`)."""
 
     max_replicas: int
     target: float = 0.95
     hi: float = 1.0
+    prior: float = DEFAULT_PRIOR_PER_HOUR
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_replicas <= 100:
@@ -202,12 +222,18 @@ class ModelSpec:
             raise ValueError(f"target must lie in [0, 1), got {self.target!r}")
         if not self.hi == self.hi:
             raise ValueError("hi must be a number")
+        prior_settings(self.prior)  # raises naming the value
+
+    def model(self, cells: Iterable[Sequence[float]] = ()) -> SurvivalModel:
+        """A survival model of this spec's prior holding stored ``cells``."""
+        return SurvivalModel.from_cells(cells, **prior_settings(self.prior))
 
     @property
     def spec(self) -> str:
         """The canonical spelling (defaults left out)."""
         options = "".join(f",{key}={value:g}" for key, value, default in
-                          (("target", self.target, 0.95), ("hi", self.hi, 1.0)) if value != default)
+                          (("target", self.target, 0.95), ("hi", self.hi, 1.0),
+                           ("prior", self.prior, DEFAULT_PRIOR_PER_HOUR)) if value != default)
         return f"model:{self.max_replicas}{options}"
 
 
