@@ -42,6 +42,14 @@ __all__ = ["ScheddLike", "Reaper", "removal_constraint", "PRESKIP"]
 
 PRESKIP = 34
 
+SETTLE = 1.0
+"""Seconds the reaper waits after a winner before removing its siblings.
+Replicas of one task often end within a second of each other; a sibling
+whose process has exited but whose shadow has not yet logged it (and told
+the schedd) is still "running", and removing it gives it a second end event
+(DAGMan's "BAD EVENT"). 0.1 s was seen to lose that race on a loaded
+2-core access point; a second costs a loser one more second of a machine."""
+
 
 class ScheddLike(Protocol):
     def act(self, action: Any, job_spec: Any, reason: str | None = None) -> Any: ...
@@ -71,7 +79,7 @@ class Reaper:
         schedd: ScheddLike | None = None,
         on_line: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.time,
-        settle: float = 0.1,
+        settle: float = SETTLE,
         sleep: Callable[[float], None] = time.sleep,
     ):
         self.log_path = os.fspath(log_path)
