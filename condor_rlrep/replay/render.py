@@ -133,7 +133,7 @@ def _within_figure(rows: dict[str, list[Row]], stem: Path) -> bool:
     import matplotlib.pyplot as plt
 
     plt.rcParams["svg.hashsalt"] = "condor-rlrep"
-    fig, ax = plt.subplots(figsize=(7, 4))
+    fig, ax = plt.subplots(figsize=(9, 4))
     for index, (policy, pair) in enumerate(rows.items()):
         colour = f"C{index % 10}"
         for row in pair:
@@ -145,7 +145,8 @@ def _within_figure(rows: dict[str, list[Row]], stem: Path) -> bool:
     ax.set_xlabel("P (p(W) ≤ P)")
     ax.set_ylabel("workflows within P (%)")
     ax.set_ylim(-2, 102)
-    ax.legend(fontsize=7, ncol=2)
+    # beside the axes: inside, up to 12 curves hid the points they label
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(stem.with_suffix(".svg"), metadata={"Date": None})
     fig.savefig(stem.with_suffix(".png"), dpi=110, metadata={"Software": None})
