@@ -27,7 +27,7 @@ from __future__ import annotations
 import json
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -268,14 +268,18 @@ def _duration(value: float) -> str:
     return f"{hours}h{minutes:02d}m{seconds:02d}s"
 
 
-def _aligned(header: list[str], rows: list[list[str]], left: int) -> Iterator[str]:
+def _aligned(header: list[str], rows: Callable[[], Iterable[list[str]]], left: int) -> Iterator[str]:
     """Rows as text columns: the first ``left`` left-aligned, the others right-aligned.
 
-    One line at a time: every name is padded to the longest, so with long
-    names (deeply nested splices) the padded table is far larger than the
-    workflow and is never held whole."""
-    widths = [max(len(row[k]) for row in [header, *rows]) for k in range(len(header))]
-    for row in [header, *rows]:
+    ``rows`` makes the rows anew on each call: they are made twice, once for
+    the column widths and once for the lines, and never held. Every name is
+    padded to the longest, so with long names (deeply nested splices) the
+    padded table is far larger than the workflow; and held, the cells of a
+    2 M-node table alone would take a gigabyte."""
+    widths = [len(cell) for cell in header]
+    for row in rows():
+        widths = [max(width, len(cell)) for width, cell in zip(widths, row)]
+    for row in chain([header], rows()):
         cells = [c.ljust(w) for c, w in zip(row[:left], widths)] + [c.rjust(w) for c, w in zip(row[left:], widths[left:])]
         yield "  ".join(cells).rstrip()
 
@@ -306,15 +310,16 @@ def _table(
         header = ["node", *(["task"] if show_task else []), "estimate", "source", "level", "parents", "children"]
         levels = plan.earliest_start
         order = sorted(range(len(names)), key=lambda i: (levels[names[i]], i))
-        rows = [
-            [
-                str(name), *([tasks.get(name, "")] if show_task else []),
-                _seconds(estimates[name]) if name in estimates else "-", origins.get(name, "-"),
-                str(round(levels[name])), str(len(graph.parents(i))), str(len(graph.children(i))),
-            ]
-            for i, name in ((i, names[i]) for i in order)
-        ]
-        return chain(lines, _aligned(header, rows, 2 + show_task),
+        def partial_rows() -> Iterator[list[str]]:
+            for i in order:
+                name = names[i]
+                yield [
+                    str(name), *([tasks.get(name, "")] if show_task else []),
+                    _seconds(estimates[name]) if name in estimates else "-", origins.get(name, "-"),
+                    str(round(levels[name])), str(len(graph.parents(i))), str(len(graph.children(i))),
+                ]
+
+        return chain(lines, _aligned(header, partial_rows, 2 + show_task),
                      ["", "level: the longest chain of ancestors; a join counts once among parents/children"])
     on_path = set(plan.critical_path)
     phi1 = plan.planned_phi_prime()
@@ -330,21 +335,22 @@ def _table(
     ]
     header = ["", "node", *(["task"] if show_task else []), "estimate", "source", "L′", "earliest", "φ′", "φ″"]
     order = sorted(range(len(names)), key=lambda i: (plan.earliest_start[names[i]], i))
-    rows = [
-        [
-            "*" if name in on_path else "",
-            str(name),
-            *([tasks.get(name, "")] if show_task else []),
-            _seconds(plan.estimate[name]),
-            origins.get(name, ""),
-            _seconds(plan.remaining[name]),
-            _seconds(plan.earliest_start[name]),
-            _ratio(phi1[name]),
-            _ratio(phi2[name]),
-        ]
-        for name in (names[i] for i in order)
-    ]
-    return chain(lines, _aligned(header, rows, 2 + show_task),
+    def planned_rows() -> Iterator[list[str]]:
+        for i in order:
+            name = names[i]
+            yield [
+                "*" if name in on_path else "",
+                str(name),
+                *([tasks.get(name, "")] if show_task else []),
+                _seconds(plan.estimate[name]),
+                origins.get(name, ""),
+                _seconds(plan.remaining[name]),
+                _seconds(plan.earliest_start[name]),
+                _ratio(phi1[name]),
+                _ratio(phi2[name]),
+            ]
+
+    return chain(lines, _aligned(header, planned_rows, 2 + show_task),
                  ["", "* on the critical path; times in seconds from s(W); φ′/φ″ at the planned start"])
 
 
