@@ -100,6 +100,7 @@ class _LazyGroup(_LazyCommands):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        out_of_memory = False
         try:
             result = super().main(args, prog_name or "condor-rlrep", complete_var, standalone_mode=False, **extra)
         except Interrupted as err:
@@ -115,14 +116,21 @@ class _LazyGroup(_LazyCommands):
             _fail(str(err))
         except MemoryError:
             # Under a memory limit (ulimit -v, prlimit, a cgroup) a large input
-            # ends here; a traceback would say nothing more useful.
-            _fail(f"out of memory running '{_command_of(args)}': the input is too large for "
-                  "the memory this process may use (raise the limit, or split the input)")
+            # ends here. Said after the except block: until then the error's
+            # traceback keeps the command's data alive, and writing the line
+            # could itself run out of memory.
+            out_of_memory = True
         except OSError as err:
             if err.errno == errno.EPIPE:  # `condor-rlrep … | head`: the reader left, nothing to say
                 _quiet_stdout()
                 sys.exit(1)
             _fail(str(err))
+        if out_of_memory:
+            import gc
+
+            gc.collect()
+            _fail(f"out of memory running '{_command_of(args)}': the input is too large for "
+                  "the memory this process may use (raise the limit, or split the input)")
         # standalone_mode=False hands back click's own exit code (--help, --version, ctx.exit)
         sys.exit(result if isinstance(result, int) else 0)
 
