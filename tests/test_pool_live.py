@@ -179,10 +179,12 @@ def test_surplus_replicas_are_removed_when_one_exits_0_and_files_are_the_winners
         assert {e.get("ReasonCode") for e in evicts} <= {1023}
         assert sorted(e.proc for e in events if e.cluster == cluster and int(e.type) == ABORTED) == [1, 2]
         assert len([e for e in events if e.cluster == cluster and int(e.type) in (TERMINATED, ABORTED)]) == 3
-        # the node ends within about a second of its winner (event times are whole seconds)
+        # the node ends within seconds of its winner, long before a loser could have
+        # finished: the reaper's one-second settle (condor/reaper.py SETTLE), the
+        # schedd's removal, DAGMan's next log scan; event times are whole seconds
         won = [e for e in events if e.cluster == cluster and int(e.type) == TERMINATED][0]
         left = [line for line in text.splitlines() if f"Node {node} job(s) have exited the queue" in line]
-        assert left and dagman_time(left[0]) - won.timestamp < 3.0, (left, won.timestamp)
+        assert left and dagman_time(left[0]) - won.timestamp < 5.0, (left, won.timestamp)
     log = "\n".join(hooks_log(dag))
     assert re.search(r"REAPER - node A: replica \d+\.0 won; asked to remove \[1, 2\]: 2 removed", log)
     for node, count in removed_running.items():
