@@ -183,7 +183,7 @@ def _follow(jobstate: Any, reaper: Any, hooklog: HookLog, *, final: bool = False
     try:
         jobstate.poll(reaper, final=final)
     except Exception as err:
-        if not getattr(jobstate, "failed", False):
+        if not jobstate.failed:
             jobstate.failed = True
             hooklog.line("REAPER", None, f"JOBSTATE_LOG {jobstate.user_path} not written: {err}")
 
@@ -191,7 +191,7 @@ def _follow(jobstate: Any, reaper: Any, hooklog: HookLog, *, final: bool = False
 def _written(jobstate: Any, reaper: Any, watch: set[str]) -> bool:
     """Every watched node's latest attempt has its end in the user's JOBSTATE_LOG
     (or writing it fails: then there is nothing to wait for)."""
-    if getattr(jobstate, "failed", False):
+    if jobstate.failed:
         return True
     latest: dict[str, int] = {}
     for cluster, node in reaper.nodes.items():

@@ -48,6 +48,9 @@ class JobstateFollower:
         """A line waits for a verdict the node log does not hold yet."""
         self.ended: dict[str, int] = {}
         """Node → the cluster of its last attempt whose end has been written."""
+        self.failed = False
+        """Writing failed once (set by the caller that logged why): nothing more to wait for."""
+        self._replicable: list[str] | None = None
 
     def poll(self, verdicts: Any, *, final: bool = False) -> int:
         """Translate what is new; the number of lines written (0 when locked by another caller)."""
@@ -94,8 +97,10 @@ class JobstateFollower:
         whole = data[: data.rfind(b"\n") + 1]  # a line DAGMan is still writing waits
         lines = [raw.decode("utf-8", "replace") for raw in whole.split(b"\n")[:-1]]
         settings = self._settings
+        if self._replicable is None:  # instrument wrote it before DAGMan started: read it once
+            self._replicable = _replicable(self.context)
         translator = JobstateTranslator(
-            _replicable(self.context), settings.user_scripts.get("PRE", ()), settings.user_scripts.get("POST", ()),
+            self._replicable, settings.user_scripts.get("PRE", ()), settings.user_scripts.get("POST", ()),
             [settings.reaper_node] if settings.reaper_node else (), state.get("translator"))
         out, used = translator.translate(lines, verdicts, final=final)
         self.pending = used < len(lines)
