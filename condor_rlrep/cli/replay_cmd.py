@@ -45,6 +45,9 @@ from condor_rlrep.cli.options import emit_json, json_option, out_option, phi_opt
 @click.option("--dagman-latency", type=click.FloatRange(min=0.0), default=None, metavar="SECONDS",
               help="DAGMan's per-level latency for the simulated rows (the simulator's --dagman-latency).  "
                    "[default: as measured on each policy's live run]")
+@click.option("--slot-turnaround", type=click.FloatRange(min=0.0), default=None, metavar="SECONDS",
+              help="Seconds a slot freed by a removed replica waits before it is matched again, for the simulated "
+                   "row (the simulator's --slot-turnaround).  [default: as measured on each policy's live run]")
 @click.option("--rescore", is_flag=True, help="Recompute the rows of the policies already replayed from their kept "
               "files (node logs, journals) with this version's code — no pool is started for them — and rewrite "
               "the report.")
@@ -54,7 +57,7 @@ from condor_rlrep.cli.options import emit_json, json_option, out_option, phi_opt
 def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, trace_seed: int, window_start: float,
            window_hours: float, slots: int, pick: str, compression: float, workflows: int, workflow: str,
            policies: tuple[str, ...], phi: float, seed: int, negotiation_interval: float,
-           dagman_latency: float | None, rescore: bool, release: str | None, as_json: bool) -> None:
+           dagman_latency: float | None, slot_turnaround: float | None, rescore: bool, release: str | None, as_json: bool) -> None:
     """Replay a window of a trace on a personal HTCondor pool whose static
     slots stand for the trace's desktops (owners evict through the startd's
     START/PREEMPT), submit instrumented Figure-1 workflows at the trace's
@@ -80,7 +83,7 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
                      compression=compression, workflows=workflows, seed=seed, pick=pick, workflow=workflow)
     settings = ReplaySettings(policies=list(policies) or ["single", "fixed:2"], phi=phi, seed=seed,
                               negotiation_interval=negotiation_interval, release=found,
-                              dagman_latency=dagman_latency, rescore=rescore)
+                              dagman_latency=dagman_latency, slot_turnaround=slot_turnaround, rescore=rescore)
     stopping = {"now": False}
 
     def interrupt(signum: int, frame: Any) -> None:
@@ -107,7 +110,8 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
     finally:
         signal.signal(signal.SIGINT, previous)
     shown = {"policies": settings.policies, "phi": phi, "seed": seed, "negotiation_interval": negotiation_interval,
-             "pick": pick, "dagman_latency": "measured live" if dagman_latency is None else dagman_latency}
+             "pick": pick, "dagman_latency": "measured live" if dagman_latency is None else dagman_latency,
+             "slot_turnaround": "measured live" if slot_turnaround is None else slot_turnaround}
     paths = write_report(out, plan, rows, shown)
     if as_json:
         emit_json({"rows": {policy: [r.to_json() for r in pair] for policy, pair in rows.items()}, "report": paths})

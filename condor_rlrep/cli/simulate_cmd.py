@@ -51,6 +51,9 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--dagman-latency", type=float, default=0.0, show_default=True, metavar="SECONDS",
                      help="DAGMan's per-level turn: seconds between a task becoming ready (workflow "
                           "arrival, last parent done) and its decision and submission (0: at once)."),
+        click.option("--slot-turnaround", type=float, default=0.0, show_default=True, metavar="SECONDS",
+                     help="Seconds a machine freed by removing a job (a losing replica) waits before "
+                          "it is matched again (0: at once)."),
         click.option("--machine-choice", type=click.Choice(["random", "efficient"]), default="random",
                      show_default=True, help="Which free machine a job gets."),
         click.option("--reboot-hour", default="3", show_default=True, callback=_reboot_hour,
@@ -80,7 +83,8 @@ def _run(opts: dict[str, Any], policy: str, agent: Any = None, label: str = "sim
         raise click.UsageError("give exactly one of --trace DIR or --preset NAME")
     from condor_rlrep.sim.limits import check_engine_options
 
-    limits = {k: opts[k] for k in ("negotiation_interval", "owner_idle", "days", "dagman_latency")}
+    limits = {k: opts[k] for k in ("negotiation_interval", "owner_idle", "days", "dagman_latency",
+                                "slot_turnaround")}
     check_engine_options(**limits)  # before any work: one error naming the value and its limit
     config = SimConfig(
         workflows=tuple(opts["workflows"]) or ("figure1",),
@@ -91,6 +95,7 @@ def _run(opts: dict[str, Any], policy: str, agent: Any = None, label: str = "sim
         seed=opts["seed"],
         negotiation_interval=opts["negotiation_interval"],
         dagman_latency=opts["dagman_latency"],
+        slot_turnaround=opts["slot_turnaround"],
         machine_choice=opts["machine_choice"],
         reboot_hour=opts["reboot_hour"],
         owner_idle=opts["owner_idle"],

@@ -45,7 +45,7 @@ from typing import Any
 from condor_rlrep.replay.plan import ReplayPlan
 from condor_rlrep.sim.metrics import P_GRID
 
-__all__ = ["Row", "live_row", "simulated_row", "sim_policy", "measure_latency", "NO_LATENCY"]
+__all__ = ["Row", "live_row", "simulated_row", "sim_policy", "measure_latency", "measured_turnaround", "NO_LATENCY"]
 
 J_PER_KWH = 3.6e6
 NO_LATENCY = "simulated, no DAGMan latency"
@@ -92,6 +92,7 @@ def _within(ps: list[float | None], grid: tuple[float, ...]) -> dict[str, float]
 def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[float, ...] = P_GRID) -> Row:
     """The live row of one policy's replay from its DAGs' files and ``record`` (from :func:`run_live`)."""
     from condor_rlrep.runreport.load import RunReader
+    from condor_rlrep.replay.turnaround import measure_turnaround
     from condor_rlrep.runreport.report import build_reports
 
     origin = float(record["origin"])
@@ -143,7 +144,8 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
                extra={"p_report": p_report, "dags": per_dag, "decisions_reported_twice":
                       sorted(k for k, v in decisions.items() if v > 1),
                       "unfinished_removed": record.get("unfinished", []), "pool_up": record.get("pool_up"),
-                      "dagman_latency": _latency_summary(waits, starts)})
+                      "dagman_latency": _latency_summary(waits, starts),
+                      "slot_turnaround": measure_turnaround([Path(e["dag"]) for e in record["dags"]], plan, origin)})
 
 
 def _ready_waits(report: Any, arrival: float, edges: Any = None) -> tuple[list[float], list[float]]:
@@ -202,13 +204,21 @@ def measure_latency(live: Row) -> float | None:
     return None if turn is None else max(0.0, float(turn))
 
 
+def measured_turnaround(live: Row) -> float | None:
+    """The slot turnaround of a live row for the simulator
+    (:mod:`condor_rlrep.replay.turnaround`); None when nothing was measured."""
+    value = (live.extra.get("slot_turnaround") or {}).get("turnaround_s")
+    return None if value is None else float(value)
+
+
 def sim_policy(policy: str) -> str:
     """The simulator's name for a live policy (``agent`` is the bandit over at most 3)."""
     return "rl:3" if policy == "agent" else policy
 
 
 def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negotiation_interval: float,
-                  dagman_latency: float = 0.0, side: str = "simulated", grid: tuple[float, ...] = P_GRID) -> Row:
+                  dagman_latency: float = 0.0, slot_turnaround: float = 0.0, side: str = "simulated",
+                  grid: tuple[float, ...] = P_GRID) -> Row:
     from condor_rlrep.replay.plan import compressed_policy
     from condor_rlrep.sim.config import SimConfig
     from condor_rlrep.sim.run import simulate
@@ -221,7 +231,7 @@ def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negot
     config = SimConfig(workflows=(plan.workflow_spec(),), fraction=1.0,
                        policy=sim_policy(compressed_policy(policy, plan.compression)), phi=phi, seed=seed,
                        negotiation_interval=negotiation_interval, dagman_latency=dagman_latency,
-                       reboot_hour=None, **extra)
+                       slot_turnaround=slot_turnaround, reboot_hour=None, **extra)
     result = simulate(plan.trace(), config)
     ps = [None if math.isnan(v) else float(v) for v in result.wf_p]
     return Row(policy=policy, side=side, workflows=result.workflows, completed=result.completed,

@@ -25,7 +25,8 @@ from typing import Any
 from condor_rlrep.atomic import write_atomic
 from condor_rlrep.errors import InputError
 from condor_rlrep.replay.plan import ReplayPlan
-from condor_rlrep.replay.results import NO_LATENCY, Row, live_row, measure_latency, simulated_row
+from condor_rlrep.replay.results import (NO_LATENCY, Row, live_row, measure_latency, measured_turnaround,
+                                         simulated_row)
 
 __all__ = ["ReplaySettings", "run_replay", "load_rows", "PLAN", "ROWS"]
 
@@ -48,6 +49,8 @@ class ReplaySettings:
     grace: float = 120.0
     dagman_latency: float | None = None
     """The simulated row's per-level DAGMan latency (s); None: as measured on the policy's live run."""
+    slot_turnaround: float | None = None
+    """The simulated row's slot turnaround after a removal (s); None: as measured on the policy's live run."""
     rescore: bool = False
     """Recompute the rows of policies already replayed from their kept files (no pool is started)."""
 
@@ -139,10 +142,13 @@ def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live
     """The simulator on the plan with DAGMan's per-level latency (given, or
     measured on ``live``) and, beside it, without (the paper's simulator)."""
     latency = settings.dagman_latency if settings.dagman_latency is not None else measure_latency(live)
+    turnaround = settings.slot_turnaround if settings.slot_turnaround is not None else measured_turnaround(live)
     common = {"phi": settings.phi, "seed": settings.seed, "negotiation_interval": settings.negotiation_interval}
-    sim = simulated_row(policy, plan, dagman_latency=latency or 0.0, **common)
+    sim = simulated_row(policy, plan, dagman_latency=latency or 0.0, slot_turnaround=turnaround or 0.0, **common)
     sim.extra["dagman_latency_s"] = latency or 0.0
     sim.extra["dagman_latency_from"] = "given" if settings.dagman_latency is not None else "measured live"
+    sim.extra["slot_turnaround_s"] = turnaround or 0.0
+    sim.extra["slot_turnaround_from"] = "given" if settings.slot_turnaround is not None else "measured live"
     return [sim, simulated_row(policy, plan, side=NO_LATENCY, **common)]
 
 

@@ -38,6 +38,9 @@ class SimConfig:
     dagman_latency: float = 0.0
     """Seconds between a task becoming ready (arrival or last parent done)
     and its submission: DAGMan's per-level turn (docs/simulator.md). 0: at once."""
+    slot_turnaround: float = 0.0
+    """Seconds a machine freed by removing a job (a losing replica) waits
+    before it is matched again (docs/simulator.md). 0: at once."""
     machine_choice: str = "random"
     reboot_hour: float | None = 3.0
     owner_idle: float = 0.0
@@ -65,6 +68,8 @@ class SimConfig:
             raise InputError(f"phi must be a finite number > -1, got {self.phi!r}")
         if not (math.isfinite(self.dagman_latency) and self.dagman_latency >= 0):
             raise InputError(f"DAGMan latency must be a finite number of seconds >= 0, got {self.dagman_latency!r}")
+        if not (math.isfinite(self.slot_turnaround) and self.slot_turnaround >= 0):
+            raise InputError(f"slot turnaround must be a finite number of seconds >= 0, got {self.slot_turnaround!r}")
         if self.days is not None and not self.days > 0:
             raise InputError(f"days must be > 0, got {self.days!r}")
 
@@ -83,6 +88,8 @@ class SimConfig:
         if not self.dagman_latency:
             # runs without the knob record what they recorded before it existed
             del data["dagman_latency"]
+        if not self.slot_turnaround:
+            del data["slot_turnaround"]
         data["workflows"] = list(self.workflows)
         data["p_grid"] = list(self.p_grid)
         return data

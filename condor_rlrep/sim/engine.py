@@ -114,12 +114,20 @@ class EngineConfig:
     """Seconds a machine must be left alone after its last user logs out
     before it takes HTC jobs again (HTCondor's desktop policy waits 15 min
     of keyboard idleness, ``StartIdleTime``); 0: at once."""
+    slot_turnaround: float = 0.0
+    """Seconds a machine freed by :meth:`Engine.cancel` (a removed replica)
+    waits before it can be matched again: live, the startd kills the job and
+    the slot returns to the negotiator through a new cycle, where a
+    completed job's slot is reused at once by the schedd's claim
+    (docs/simulator.md §3); 0: at once."""
 
     def __post_init__(self) -> None:
         if not self.owner_idle >= 0:
             raise ValueError(f"owner idle time must be >= 0 s, got {self.owner_idle!r}")
         if not self.negotiation_interval >= 0:
             raise ValueError(f"negotiation interval must be >= 0 s, got {self.negotiation_interval!r}")
+        if not (math.isfinite(self.slot_turnaround) and self.slot_turnaround >= 0):
+            raise ValueError(f"slot turnaround must be a finite number of seconds >= 0, got {self.slot_turnaround!r}")
         if self.machine_choice not in ("random", "efficient"):
             raise ValueError(f"machine choice must be 'random' or 'efficient', got {self.machine_choice!r}")
         if self.reboot_hour is not None and not 0 <= self.reboot_hour < 24:
@@ -145,7 +153,7 @@ class Listener(Protocol):
 class EngineStats:
     events: int = 0
     """Model events handled: logins, logouts, job and workflow arrivals,
-    reboots, negotiation cycles, job completions and owner-idle expiries
+    reboots, negotiation cycles, job completions, owner-idle and slot-turnaround expiries
     (not: superseded completions, task decisions, replica removals)."""
     evictions_background: int = 0
     evictions_workflow: int = 0
@@ -556,7 +564,16 @@ class Engine:
             m = self.jmachine[j]
             self.jstate[j] = CANCELLED
             self._end_run(m, now, REMOVED)
-            self._machine_released(m, now)
+            turnaround = self.config.slot_turnaround
+            if turnaround > 0:
+                # back after the turnaround, as an owner-idle expiry (a login
+                # meanwhile supersedes it: the logout frees the machine)
+                seq = self.seq
+                self.seq = seq + 1
+                self.ready_seq[m] = seq
+                heapq.heappush(self.heap, (now + turnaround, seq, ~m))
+            else:
+                self._machine_released(m, now)
         elif state == QUEUED:
             self.jstate[j] = CANCELLED  # skipped lazily when popped
 

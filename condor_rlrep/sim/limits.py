@@ -66,12 +66,14 @@ def check_days(value: Any, name: str = "--days") -> float:
 
 
 def check_engine_options(*, negotiation_interval: Any = 0.0, owner_idle: Any = 0.0, days: Any = None,
-                         length: float | None = None, dagman_latency: Any = 0.0) -> None:
+                         length: float | None = None, dagman_latency: Any = 0.0,
+                         slot_turnaround: Any = 0.0) -> None:
     """The simulator's own options (``simulate``/``train``), with the trace
     ``length`` when known: the negotiation cycles it implies are bounded too."""
     interval = check_number(negotiation_interval, "--negotiation-interval", lo=0, hi=MAX_SECONDS_VALUE)
     check_number(owner_idle, "--owner-idle", lo=0, hi=MAX_SECONDS_VALUE)
     check_number(dagman_latency, "--dagman-latency", lo=0, hi=MAX_SECONDS_VALUE)
+    check_number(slot_turnaround, "--slot-turnaround", lo=0, hi=MAX_SECONDS_VALUE)
     span = length
     if days is not None:
         span = check_days(days) * 86400.0 if span is None else min(span, check_days(days) * 86400.0)

@@ -124,6 +124,7 @@ def simulate(
             reboot_hour=config.reboot_hour,
             until=until,
             owner_idle=config.owner_idle,
+            slot_turnaround=config.slot_turnaround,
         ),
         np.random.default_rng(engine_seq),
         replaced=mask,

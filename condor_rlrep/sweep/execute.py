@@ -22,7 +22,7 @@ __all__ = ["open_sweep", "prepare_trace", "execute_run", "execute_group", "trace
 # Run parameters passed straight to SimConfig (everything else is an error).
 _SIM_KEYS = {
     "workflows", "fraction", "policy", "phi", "phi_mode", "seed", "negotiation_interval", "dagman_latency",
-    "machine_choice",
+    "slot_turnaround", "machine_choice",
     "reboot_hour", "owner_idle", "days", "failure_reward", "default_estimate", "strategy", "schedule", "epsilon_high",
     "epsilon_low", "switch_after", "n_bins", "p_max",
 }
