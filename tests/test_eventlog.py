@@ -247,3 +247,95 @@ def test_survival_cells_count_evictions_not_holds() -> None:
             for ended in ("held", "evicted", "success")]
     (cell,) = cells_of(runs, lambda t: 0, lambda idle: 0)
     assert cell[2:] == [300.0, 1.0]  # every run's exposure, one eviction
+
+
+# Cluster 23 of a live replay (HTCondor 25.14, 2026-12-06, fixed:2): replica
+# 1 is preempted by its slot's owner (004 Code 1011) and requeued; its twin
+# wins; the reaper then removes the idle replica 1, which HTCondor logs as a
+# second 004 (Code 1023, the removal's own) and the 009.
+REPLAY_CLUSTER_23 = """\
+000 (023.000.000) 2026-12-06 05:42:56 Job submitted from host: <127.0.0.1:35233?addrs=127.0.0.1-35233&alias=vm>
+    [ DAGNodeName = "A"; JobBatchName = "wf0004" ]
+...
+000 (023.001.000) 2026-12-06 05:42:56 Job submitted from host: <127.0.0.1:35233?addrs=127.0.0.1-35233&alias=vm>
+    [ DAGNodeName = "A"; JobBatchName = "wf0004" ]
+...
+001 (023.000.000) 2026-12-06 05:43:02 Job executing on host: <127.0.0.1:34921?addrs=127.0.0.1-34921&alias=vm>
+	SlotName: slot12_1@vm
+	CondorScratchDir = "/var/tmp/sim27-exp/run/replay-figure1-phi01/fixed-2/pool/local/execute/dir_21949/scratch"
+	Cpus = 1
+	Disk = 1048576
+	Memory = 128
+...
+001 (023.001.000) 2026-12-06 05:43:04 Job executing on host: <127.0.0.1:34921?addrs=127.0.0.1-34921&alias=vm>
+	SlotName: slot7_1@vm
+	CondorScratchDir = "/var/tmp/sim27-exp/run/replay-figure1-phi01/fixed-2/pool/local/execute/dir_21977/scratch"
+	Cpus = 1
+	Disk = 1048576
+	Memory = 128
+...
+004 (023.001.000) 2026-12-06 05:43:23 Job was evicted. Code 1011 Subcode 0
+	(0) CPU times
+		Usr 0 00:00:00, Sys 0 00:00:00  -  Run Remote Usage
+		Usr 0 00:00:00, Sys 0 00:00:00  -  Run Local Usage
+	0  -  Run Bytes Sent By Job
+	366  -  Run Bytes Received By Job
+	Reason: PREEMPT expression evaluated to True
+	Partitionable Resources :    Usage  Request Allocated 
+	   Cpus                 :        0        1         1 
+	   Disk (KB)            :       23  1048576   1048576 
+	   Memory (MB)          :        3      128       128 
+	   TimeExecute (s)      :       19                    
+	   TimeSlotBusy (s)     :       20                    
+...
+005 (023.000.000) 2026-12-06 05:43:34 Job terminated.
+	(1) Normal termination (return value 0)
+		Usr 0 00:00:00, Sys 0 00:00:00  -  Run Remote Usage
+		Usr 0 00:00:00, Sys 0 00:00:00  -  Run Local Usage
+		Usr 0 00:00:00, Sys 0 00:00:00  -  Total Remote Usage
+		Usr 0 00:00:00, Sys 0 00:00:00  -  Total Local Usage
+	40  -  Run Bytes Sent By Job
+	366  -  Run Bytes Received By Job
+	40  -  Total Bytes Sent By Job
+	366  -  Total Bytes Received By Job
+	Partitionable Resources :    Usage  Request Allocated 
+	   Cpus                 :     0.00        1         1 
+	   Disk (KB)            :    23     1048576   1048576 
+	   Memory (MB)          :     3         128       128 
+	   TimeExecute (s)      :    32                       
+	   TimeSlotBusy (s)     :    33                       
+...
+004 (023.001.000) 2026-12-06 05:43:35 Job was evicted. Code 1023 Subcode 0
+	(0) CPU times
+		Usr 0 00:00:00, Sys 0 00:00:00  -  Run Remote Usage
+		Usr 0 00:00:00, Sys 0 00:00:00  -  Run Local Usage
+	0  -  Run Bytes Sent By Job
+	366  -  Run Bytes Received By Job
+	Reason: Python-initiated action (by user condorpool)
+	Partitionable Resources :    Usage  Request Allocated 
+	   Cpus                 :        0        1         1 
+	   Disk (KB)            :       25  1048576   1048576 
+	   Memory (MB)          :        3      128       128 
+	   TimeExecute (s)      :       19                    
+	   TimeSlotBusy (s)     :       20                    
+...
+009 (023.001.000) 2026-12-06 05:43:35 Job was aborted.
+	Python-initiated action (by user condorpool)
+...
+016 (023.000.000) 2026-12-06 05:43:35 POST Script terminated.
+	(1) Normal termination (return value 0)
+    DAG Node: A
+...
+"""
+
+
+def test_an_owner_eviction_then_a_removal_of_the_requeued_replica_stays_an_eviction(tmp_path: Path) -> None:
+    """The removal's own 004 (Code 1023) explains the abort that follows: the
+    owner's eviction before it must not be turned into the removal (the
+    replay's report counted fixed:2's evictions 6 where its logs had 7)."""
+    log = tmp_path / "run.dag.nodes.log"
+    log.write_text(REPLAY_CLUSTER_23)
+    h = rebuild_cluster(read_events(log), 23)
+    assert h.evictions == 1 and h.aborted == {1} and h.winner == 0
+    assert [(i.replica, i.end - i.start, i.ended_by) for i in h.invocations] == [
+        (1, 19.0, "evicted"), (0, 32.0, "success")]

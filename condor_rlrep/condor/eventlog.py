@@ -360,7 +360,11 @@ def replay_cluster(
             removal = value == REMOVAL_EVICT_CODE
             before = len(history.invocations)
             close(proc, at, "removed" if removal else "evicted")
-            if not removal:
+            if removal:
+                # the removal logged its own 004 (also for a replica requeued
+                # by an eviction, not running): an eviction before it stays one
+                provisional.pop(proc, None)
+            else:
                 history.evictions += 1
                 if len(history.invocations) > before:
                     provisional[proc] = before
