@@ -166,3 +166,48 @@ def test_instrument_cli_takes_idle_policies_and_refuses_simulator_only_ones(tmp_
         lines = refused.stderr.strip().splitlines()
         assert len(lines) == 1 and f"'{policy}'" in lines[0] and "on a pool use" in lines[0]
     assert not (tmp_path / "x.dag").exists()
+
+
+# -- another idle attribute (instrument --idle-attribute; the replay pool's TraceKeyboardIdle) ---------
+
+def test_the_rank_reads_another_attribute_when_pointed_at_it():
+    body = replica_description("executable = /bin/true\nqueue\n", replicas=2, tags=TAGS, prefer_idle=True,
+                               idle_attribute="TraceKeyboardIdle")
+    rank = htcondor2.Submit(body).expand("My.Rank")
+    assert rank == "ifThenElse(isReal(real(0)), real(0), 0.0) + " + PREFERENCE.replace("KeyboardIdle",
+                                                                                        "TraceKeyboardIdle")
+    # the replay pool: every slot has the host's KeyboardIdle, the trace's idle time differs
+    away_long = rank_on(rank, KeyboardIdle=50, TraceKeyboardIdle=7200)
+    away_short = rank_on(rank, KeyboardIdle=50, TraceKeyboardIdle=60)
+    assert away_long == pytest.approx(1e-3 * 7200 / (7200 + 3600))
+    assert away_short == pytest.approx(1e-3 * 60 / (60 + 3600))
+    default = job_rank("")
+    assert rank_on(default, KeyboardIdle=50, TraceKeyboardIdle=7200) == rank_on(default, KeyboardIdle=50,
+                                                                                TraceKeyboardIdle=60)
+
+
+@pytest.mark.parametrize("always_pre", [False, True], ids=["written-by-instrument", "written-by-pre"])
+def test_instrument_and_pre_write_the_chosen_attribute(tmp_path, always_pre):
+    out = tmp_path / "o" / "fig.dag"
+    instrument(FIGURE1, out, InstrumentOptions(policy="idle-fixed:2", always_pre=always_pre,
+                                               idle_attribute="TraceKeyboardIdle"))
+    settings = json.loads((Path(str(out) + ".rlrep") / "hooks.json").read_text())
+    assert settings["idle_attribute"] == "TraceKeyboardIdle"
+    body = _pre_body(out) if always_pre else (Path(str(out) + ".rlrep") / "nodes" / "A.sub").read_text()
+    assert f"My.Rank = {idle_rank(attribute='TraceKeyboardIdle')}\n" in body
+    assert "TARGET.KeyboardIdle" not in body
+
+
+def test_a_bad_idle_attribute_is_one_error_and_writes_nothing(tmp_path):
+    runner = CliRunner()
+    ok = runner.invoke(cli, ["instrument", str(FIGURE1), "-o", str(tmp_path / "a.dag"), "--policy", "idle-fixed:2",
+                             "--idle-attribute", "TraceKeyboardIdle"])
+    assert ok.exit_code == 0, ok.output
+    assert "TARGET.TraceKeyboardIdle" in (tmp_path / "a.dag.rlrep" / "nodes" / "A.sub").read_text()
+    for bad in ("Keyboard Idle", "1Idle", "KeyboardIdle; x = 1", ""):
+        refused = runner.invoke(cli, ["instrument", str(FIGURE1), "-o", str(tmp_path / "x.dag"),
+                                      "--policy", "idle-fixed:2", "--idle-attribute", bad])
+        assert refused.exit_code != 0, (bad, refused.output)
+        lines = refused.stderr.strip().splitlines()
+        assert len(lines) == 1 and "idle attribute" in lines[0] and "Traceback" not in refused.output, refused.output
+        assert not (tmp_path / "x.dag").exists()

@@ -4,7 +4,9 @@ evaluated by the real ClassAd library."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timezone
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -129,3 +131,19 @@ def test_plan_trace_is_what_the_simulator_runs():
     assert trace.length == 90.0  # 600/10 + 30
     assert trace.active_watts.tolist() == [200.0, 200.0]
     assert ReplayPlan.from_json(plan.to_json()) == plan
+
+
+def test_the_replays_workflows_rank_by_the_traces_idle_time(tmp_path):
+    # the pool's KeyboardIdle is the host's, equal on every slot: an idle-
+    # policy (and model:R) is pointed at the trace's TraceKeyboardIdle
+    from condor_rlrep.replay.poolconfig import IDLE_ATTRIBUTE
+    from condor_rlrep.replay.workflows import prepare_workflows
+
+    plan = ReplayPlan(source="hand", trace_start="2010-01-04T00:00:00+00:00", window_start=0.0,
+                      window_seconds=600.0, compression=60.0, machines=["a", "b"], active_watts=[100.0] * 2,
+                      idle_watts=[1.0] * 2, sessions=[[], []], arrivals=[0.0], task_seconds=10.0, drain_seconds=200.0)
+    (dag,) = prepare_workflows(plan, tmp_path, "idle-fixed:2", phi=0.1, dagman_version=(25, 14, 0))
+    context = Path(str(dag) + ".rlrep")
+    assert IDLE_ATTRIBUTE == "TraceKeyboardIdle"
+    assert json.loads((context / "hooks.json").read_text())["idle_attribute"] == IDLE_ATTRIBUTE
+    assert "TARGET.TraceKeyboardIdle" in (context / "nodes" / "A.sub").read_text()

@@ -138,3 +138,27 @@ def test_the_simulated_row_uses_the_measured_turnaround_and_the_papers_row_does_
     sim, _ = simulated_rows("fixed:2", plan, settings, live)
     assert sim.extra["slot_turnaround_from"] == "given" and "slot_turnaround" not in sim.extra["config"]
     assert sim.p[0] == pytest.approx(bare.p[0])
+
+
+def test_the_report_names_the_measured_and_the_simulated_turnaround(tmp_path):
+    from pathlib import Path
+
+    from condor_rlrep.replay.render import write_report
+
+    plan = ReplayPlan(source="hand", trace_start="2010-01-04T00:00:00+00:00", window_start=0.0,
+                      window_seconds=600.0, compression=60.0, machines=["a", "b"], active_watts=[100.0] * 2,
+                      idle_watts=[1.0] * 2, sessions=[[], []], arrivals=[0.0], task_seconds=10.0, drain_seconds=200.0)
+
+    def row(side: str, extra: dict) -> Row:
+        return Row(policy="fixed:2", side=side, workflows=1, completed=1, within={"0.1": 0.0, "0.5": 1.0, "1": 1.0,
+                                                                                   "2": 1.0},
+                   p=[0.3], tasks=8, replicas=16, evictions=0, good_kwh=0.001, bad_kwh=0.001, extra=extra)
+
+    live = row("live", {"dagman_latency": {"mean_s": 2.0, "nodes": 8},
+                        "slot_turnaround": {"completed": {"gaps": 85, "mean_s": 1.09},
+                                            "removed": {"gaps": 40, "mean_s": 3.4}, "turnaround_s": 2.31}})
+    sim = row("simulated", {"dagman_latency_s": 2.0, "slot_turnaround_s": 2.31})
+    paths = write_report(tmp_path / "out", plan, {"fixed:2": [live, sim]}, {"phi": 0.1})
+    text = Path(paths["md"]).read_text()
+    assert ("slot turnaround 2.31 s (next start after a completion 1.09 s over 85, after a removal 3.40 s over 40), "
+            "simulated 2.31 s") in text

@@ -34,6 +34,10 @@ from condor_rlrep.instrument import (
                    "idle-fixed:2, idle-agent) ranks machines by KeyboardIdle; model:R[,target=T,hi=H,prior=E] "
                    "(the survival model kept in the store). The simulator's oracle:R and react:R are refused.  "
                    "[default: " + DEFAULT_POLICY_HELP + "]")
+@click.option("--idle-attribute", "idle_attribute", default="KeyboardIdle", show_default=True, metavar="NAME",
+              help="Machine attribute the idle- policies and model:R rank machines by (seconds since the owner "
+                   "left): the startd's KeyboardIdle, or one your pool publishes instead (a replay pool's "
+                   "TraceKeyboardIdle).")
 @criticality_option()
 @click.option("--dagman-version", default=None, help="HTCondor version of the pool's DAGMan.  [default: read from condor_dagman on PATH, else 25.14.0]")
 @click.option("--no-tolerance", is_flag=True, help="Set DAGMAN_NODE_JOB_FAILURE_TOLERANCE (DAGMan >= 24.8.1) in a CONFIG file instead of TOLERANCE lines (DAGMan < 25.14).")

@@ -34,6 +34,8 @@ __all__ = [
     "idle_preference",
     "idle_rank",
     "USER_RANK_MACRO",
+    "IDLE_ATTRIBUTE",
+    "check_idle_attribute",
 ]
 
 TAG_ATTRIBUTES = ("RlrepDagRun", "RlrepNode", "RlrepDecision", "RlrepReplicas")
@@ -113,6 +115,24 @@ IDLE_TIE_SCALE = 1e-3
 values of a user's rank of at least that much, so theirs decides first."""
 
 
+IDLE_ATTRIBUTE = "KeyboardIdle"
+"""The machine attribute the idle preference reads by default: seconds since
+the owner last touched keyboard or mouse, which the startd publishes. A
+pool that publishes its owners' idleness under another name (the replay
+pool's ``TraceKeyboardIdle``) is pointed at it with ``instrument
+--idle-attribute``."""
+
+_ATTRIBUTE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+
+
+def check_idle_attribute(name: str) -> str:
+    """``name`` when it is a plain ClassAd attribute name, else :class:`SubmitError`."""
+    if not isinstance(name, str) or not _ATTRIBUTE_NAME.match(name):
+        raise SubmitError(f"idle attribute {str(name)[:60]!r} is not a ClassAd attribute name "
+                          "(letters, digits and _, not starting with a digit)")
+    return name
+
+
 def idle_preference(attribute: str = "TARGET.KeyboardIdle") -> str:
     """A ClassAd expression in [0, :data:`IDLE_TIE_SCALE`) that grows with
     how long the machine's owner has been away (``KeyboardIdle``, seconds
@@ -129,7 +149,7 @@ USER_RANK_MACRO = "$(My.Rank:$(rank:0))"
 else ``rank``, else 0 (HTCondor's default)."""
 
 
-def idle_rank(user_rank: str = USER_RANK_MACRO) -> str:
+def idle_rank(user_rank: str = USER_RANK_MACRO, attribute: str = IDLE_ATTRIBUTE) -> str:
     """The job ad's ``Rank`` for an idle-placed replica: the user's own rank
     first, the idle preference breaking its ties.
 
@@ -138,21 +158,22 @@ def idle_rank(user_rank: str = USER_RANK_MACRO) -> str:
     Where the user's rank is not a number (undefined against this machine, an error, a string), it counts
     0 as the negotiator counts it, and the idle preference still applies
     (a bare sum would be undefined and lose it). Booleans count 1 and 0.
+    ``attribute``: the machine's idleness (:data:`IDLE_ATTRIBUTE`).
     """
     user = f"real({user_rank})"
-    return f"ifThenElse(isReal({user}), {user}, 0.0) + {idle_preference()}"
+    return f"ifThenElse(isReal({user}), {user}, 0.0) + {idle_preference('TARGET.' + check_idle_attribute(attribute))}"
 
 
 def replica_description(
     text: str, *, replicas: int, tags: Mapping[str, str | int], extra_lines: Sequence[str] = (),
-    prefer_idle: bool = False,
+    prefer_idle: bool = False, idle_attribute: str = IDLE_ATTRIBUTE,
 ) -> str:
     """``text`` with ``queue replicas``, ``My.<tag> = value`` lines and
     ``extra_lines`` (per-replica file names) added just before its queue
     statement, where they override the user's own settings. Everything else
     is byte-for-byte kept. ``prefer_idle``: a ``Rank`` (:func:`idle_rank`)
     that keeps the user's rank first and then prefers the machines whose
-    owners have been away longest.
+    owners have been away longest (by the machine attribute ``idle_attribute``).
 
     Raises :class:`SubmitError` when the description is not replicable and
     ``replicas`` > 1.
@@ -170,7 +191,7 @@ def replica_description(
     added = [f"My.{key} = {_classad_value(value)}{newline}" for key, value in tags.items()]
     added += [f"{line}{newline}" for line in extra_lines]
     if prefer_idle:
-        added.append(f"My.Rank = {idle_rank()}{newline}")
+        added.append(f"My.Rank = {idle_rank(attribute=idle_attribute)}{newline}")
     if statement.kind == "single":
         indent = queue_line[: len(queue_line) - len(queue_line.lstrip(" \t"))]
         queue_line = f"{indent}queue {replicas}{newline}"

@@ -31,6 +31,7 @@ class NodeDescription:
 def node_description(
     text: str, *, node: str, replicas: int, decision_id: int | None, run_id: str | None,
     macros: Mapping[str, str], cwd: str, prefer_idle: bool = False, extra_lines: Sequence[str] = (),
+    idle_attribute: str = "KeyboardIdle",
 ) -> NodeDescription:
     """The user's description ``text`` run as ``replicas`` procs, tagged with
     ``My.Rlrep*`` attributes (``RlrepDagRun`` only when the run is known,
@@ -38,7 +39,8 @@ def node_description(
     declared output files. ``macros``: what DAGMan defines when it submits
     the node (``JOB``, ``RETRY``, ``DAGManJobId``, its VARS); ``cwd``: the
     node's directory (relative names are relative to it). ``prefer_idle``:
-    rank machines whose owner has been away longest (idle- policies);
+    rank machines whose owner has been away longest (idle- policies), by the
+    machine attribute ``idle_attribute``;
     ``extra_lines``: more submit commands (the model policy's log requests).
     Several replicas see the plain job's ``$(Process)`` and the other
     per-proc macros (:mod:`condor_rlrep.condor.procmacros`).
@@ -56,7 +58,7 @@ def node_description(
     tags.update(RlrepNode=node, RlrepDecision="" if decision_id is None else str(decision_id), RlrepReplicas=replicas)
     if replicas == 1:
         return NodeDescription(replica_description(text, replicas=1, tags=tags, extra_lines=list(extra_lines),
-                                                   prefer_idle=prefer_idle))
+                                                   prefer_idle=prefer_idle, idle_attribute=idle_attribute))
     from condor_rlrep.condor.procmacros import pin_proc_macros
     from condor_rlrep.condor.replica_files import plan_replica_files
     from condor_rlrep.condor.submit import validate_description
@@ -65,7 +67,7 @@ def node_description(
     text = pin_proc_macros(text)  # every replica sees the plain job's $(Process) (raises where it cannot)
     extra, files, notes = plan_replica_files(text, macros=macros, cwd=cwd)
     body = replica_description(text, replicas=replicas, tags=tags, extra_lines=[*extra, *extra_lines],
-                               prefer_idle=prefer_idle)
+                               prefer_idle=prefer_idle, idle_attribute=idle_attribute)
     validate_description(body, expected_procs=replicas, macros=macros)
     return NodeDescription(body, files, notes)
 
@@ -77,13 +79,15 @@ same for both does not depend on the attempt."""
 
 def attempt_independent(
     text: str, *, node: str, replicas: int, macros: Mapping[str, str], cwd: str, prefer_idle: bool = False,
+    idle_attribute: str = "KeyboardIdle",
 ) -> NodeDescription | None:
     """The node's description when it is the same for every attempt (what
     ``instrument`` can write once), else None (PRE must write it each time).
     ``macros``: ``JOB`` and the node's VARS."""
     first, second = (
         node_description(text, node=node, replicas=replicas, decision_id=None, run_id=None,
-                         macros={**macros, **attempt}, cwd=cwd, prefer_idle=prefer_idle)
+                         macros={**macros, **attempt}, cwd=cwd, prefer_idle=prefer_idle,
+                         idle_attribute=idle_attribute)
         for attempt in STATIC_ATTEMPTS
     )
     return first if first == second else None

@@ -212,7 +212,8 @@ def _pre(args: HookArgs, context: str, node: str, now: float, environ: Mapping[s
         notes.append(log_note)
     described = node_description(text, node=node, replicas=replicas, decision_id=decision_id, run_id=run.run_id,
                                  macros=_node_macros(context, node, retry, dagid) if replicas > 1 else {},
-                                 cwd=os.getcwd(), prefer_idle=policy.prefers_idle, extra_lines=extra)
+                                 cwd=os.getcwd(), prefer_idle=policy.prefers_idle, extra_lines=extra,
+                                 idle_attribute=str(settings.idle_attribute))
     body, files, notes = described.body, described.files, [*described.notes, *notes]
     if chosen == "forced":
         notes.insert(0, "phi'<=0: no replica count can meet the deadline; not asked, not learnt")

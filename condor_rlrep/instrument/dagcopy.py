@@ -41,6 +41,7 @@ class _Wiring:
     """K of a fixed policy, else None."""
     always_pre: bool
     prefer_idle: bool
+    idle_attribute: str
     with_dagid: bool
     with_success: bool
     tolerance: str | None
@@ -101,6 +102,9 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
     max_replicas = 1 if prohibited else int(opts.max_replicas)
     context = context_dir_for(dst)
     refuse_blanks((context, *hooks.values()))
+    from condor_rlrep.condor.submit import check_idle_attribute
+
+    check_idle_attribute(opts.idle_attribute)  # one error naming it, before anything is written
     estimates_path = os.path.abspath(opts.estimates) if opts.estimates else None
     check_estimates(workflow, estimates_path, opts.default_estimate)
     _absolute_model_paths(workflow)
@@ -110,7 +114,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
         dag_mode = source_mode(src)
         wiring = _Wiring(
             context=context, hooks=hooks, fixed=fixed, always_pre=opts.always_pre, prefer_idle=spec.prefers_idle,
-            with_dagid=version >= DAGID_SINCE,
+            idle_attribute=opts.idle_attribute, with_dagid=version >= DAGID_SINCE,
             # $SUCCESS is what DAGMan concluded: with TOLERANCE 99% it is True when a
             # replica won and a surplus one was removed; with the knob (R - 1 for
             # every node) it is True when fewer than R replicas failed, even if all
@@ -148,6 +152,7 @@ def instrument(source: str | os.PathLike[str], out: str | os.PathLike[str], opti
             fixed_without_pre={name: int(fixed) for name in tally.without_pre} if fixed else {},
             without_post=[name for name in tally.without_post if "POST" not in workflow.nodes[name].scripts],
             jobstate_log=user_jobstate, reaper_node=reaper_node, user_scripts=user_scripts,
+            idle_attribute=opts.idle_attribute,
         )
         settings.fixed_replicas()  # validates fixed:K
         _narrow(settings.save(context), 0o600)  # names the store: private, like it
@@ -218,7 +223,8 @@ def _instrument_node(workflow: Workflow, node: Node, src_dir: str, wiring: _Wiri
     write_node_vars(context, node, dag_mode)
     if text is not None and runs_in_place(text, {"JOB": node.name, "RETRY": "0", **vars_of(node)}):
         tally.in_place.append(node.name)
-    static = (static_description(node, text, fixed, node_dir, tally.kept_pre, wiring.prefer_idle)
+    static = (static_description(node, text, fixed, node_dir, tally.kept_pre, wiring.prefer_idle,
+                                 wiring.idle_attribute)
               if fixed is not None and not wiring.always_pre else None)
     if static is not None:
         # A fixed policy decides nothing at run time: the description PRE

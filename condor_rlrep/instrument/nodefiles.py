@@ -75,7 +75,7 @@ def write_node_vars(context: str, node: Node, mode: int) -> None:
 
 
 def static_description(node: Node, text: str | None, replicas: int, node_dir: str,
-                       kept_pre: dict[str, str], prefer_idle: bool) -> Any:
+                       kept_pre: dict[str, str], prefer_idle: bool, idle_attribute: str = "KeyboardIdle") -> Any:
     """The node's description for a fixed policy when it is the same on every
     attempt (:func:`condor_rlrep.hooks.nodesubmit.attempt_independent`), else
     None, with the reason PRE stays in ``kept_pre``."""
@@ -92,7 +92,7 @@ def static_description(node: Node, text: str | None, replicas: int, node_dir: st
     try:
         static = attempt_independent(text, node=node.name, replicas=replicas,
                                      macros={"JOB": node.name, **vars_of(node)}, cwd=node_dir,
-                                     prefer_idle=prefer_idle)
+                                     prefer_idle=prefer_idle, idle_attribute=idle_attribute)
     except SubmitError as err:
         kept_pre[node.name] = f"its description does not check out ({err}); PRE runs it unchanged"
         return None

@@ -88,6 +88,11 @@ class InstrumentOptions:
     (``status``/``report`` show φ′ and slack), at DAGMan's cost of a script
     cycle or two per node. False: instrument writes a fixed policy's
     descriptions itself and PRE runs only where it must."""
+    idle_attribute: str = "KeyboardIdle"
+    """The machine attribute ``idle-`` policies and ``model:R`` rank the
+    replicas' machines by (seconds the owner has been away): the startd's
+    ``KeyboardIdle``, or one the pool publishes instead (the replay pool's
+    ``TraceKeyboardIdle``). A ClassAd attribute name."""
 
 
 @dataclass

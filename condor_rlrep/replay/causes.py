@@ -93,8 +93,9 @@ def _residual_cause(live: Row, sim: Row, critical_path_s: float, levels: int) ->
     sim_start = sim.extra.get("start_wait_mean_s")
     if live_start is not None and sim_start is not None and live_start - sim_start > 1.0:
         reasons.append(f"live jobs waited {live_start:.1f} s on average from submission to their first start, "
-                       f"simulated ones {sim_start:.1f} s (a freed slot returns to the negotiator only after its "
-                       "claim is released and the startd's next update; the simulator rematches it at the next tick)")
+                       f"simulated ones {sim_start:.1f} s (live matching — the schedd's request, a negotiation "
+                       "cycle, the claim, the shadow — takes longer than the simulator's next tick; of a slot's "
+                       "turnaround only a removed replica's is modelled)")
     per_level = _per_level_seconds(live, sim, critical_path_s, levels)
     if per_level is not None:
         reasons.append(f"live workflows took {per_level:+.2f} s per level more than simulated beyond the "

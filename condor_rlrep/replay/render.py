@@ -101,7 +101,11 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
                      + (f"; simulated latency {sim.extra.get('dagman_latency_s', 0.0):.2f} s "
                         f"({sim.extra.get('dagman_latency_from', 'given')})" if sim is not None else "")
                      + (f", simulated start mean {sim.extra['start_wait_mean_s']:.1f} s"
-                        if sim is not None and sim.extra.get("start_wait_mean_s") is not None else ""))
+                        if sim is not None and sim.extra.get("start_wait_mean_s") is not None else "")
+                     + _turnaround_text(live, sim))
+    parts.append(". The slot turnaround (the simulator's --slot-turnaround) is how much longer a removed "
+                 "replica's slot takes than a completed job's to start the next waiting job, live (from the node "
+                 "logs: next start on the slot minus the winner's end, vs minus the completion)")
     parts.append(f". Time is compressed ×{plan.compression:g}: a model:R without a prior of its own runs with the "
                  f"default prior rate × {plan.compression:g}, so a {plan.task_seconds:g}-s task sees the eviction "
                  f"hazard a {plan.task_seconds * plan.compression:g}-s one would.")
@@ -152,3 +156,21 @@ def _within_figure(rows: dict[str, list[Row]], stem: Path) -> bool:
     fig.savefig(stem.with_suffix(".png"), dpi=110, metadata={"Software": None})
     plt.close(fig)
     return True
+
+
+def _turnaround_text(live: Row | None, sim: Row | None) -> str:
+    """The measured slot turnaround of one policy and the simulated row's, for "Why they differ"."""
+    measured = (live.extra.get("slot_turnaround") or {}) if live is not None else {}
+    if not measured:
+        return ""
+    done, gone = measured.get("completed") or {}, measured.get("removed") or {}
+    text = (f"; slot turnaround {measured['turnaround_s']:.2f} s" if measured.get("turnaround_s") is not None
+            else "; slot turnaround not measured")
+    gaps = [f"{what} {part['mean_s']:.2f} s over {part['gaps']}" for what, part in (("after a completion", done),
+                                                                                     ("after a removal", gone))
+            if part.get("mean_s") is not None]
+    if gaps:
+        text += " (next start " + ", ".join(gaps) + ")"
+    if sim is not None:
+        text += f", simulated {sim.extra.get('slot_turnaround_s', 0.0):.2f} s"
+    return text

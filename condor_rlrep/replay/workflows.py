@@ -5,7 +5,9 @@ exported with tasks of the plan's compressed length (``sleep``; or
 ``montage.dag``, the 25-task Montage, :meth:`ReplayPlan.dag_workflow`), and
 ``run.dag`` its copy instrumented with the policy under test
 (:func:`condor_rlrep.instrument.instrument`; a ``model:R`` with its prior
-scaled by the compression, :func:`~condor_rlrep.replay.plan.compressed_policy`),
+scaled by the compression, :func:`~condor_rlrep.replay.plan.compressed_policy`;
+``idle-`` policies and ``model:R`` ranking machines by the trace's idle
+time, the pool's ``TraceKeyboardIdle``, not the host's ``KeyboardIdle``),
 all of a policy's copies
 sharing one agent store, so a learning policy learns across the stream as it
 would on a campus pool. Written before the pool starts: the instrument
@@ -21,6 +23,7 @@ from condor_rlrep.dag.export import export_dagman
 from condor_rlrep.instrument import InstrumentOptions, instrument
 from condor_rlrep.policyspec import live_spec
 from condor_rlrep.replay.plan import ReplayPlan, compressed_policy
+from condor_rlrep.replay.poolconfig import IDLE_ATTRIBUTE
 
 __all__ = ["policy_slug", "workflow_dags", "prepare_workflows", "RUN_DAG"]
 
@@ -50,6 +53,6 @@ def prepare_workflows(plan: ReplayPlan, folder: Path, policy: str, *, phi: float
         plain = export_dagman(plan.dag_workflow(), dag.parent, name=plan.workflow)
         instrument(str(plain), str(dag), InstrumentOptions(
             policy=compressed_policy(policy, plan.compression), phi=phi, store=store, dagman_version=dagman_version, hooks_bin=hooks_bin,
-            power_default_watts=watts, environ=environ,
+            power_default_watts=watts, environ=environ, idle_attribute=IDLE_ATTRIBUTE,
         ))
     return dags

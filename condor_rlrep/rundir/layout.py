@@ -131,6 +131,7 @@ class HookSettings:
         "jobstate_log": None,     # the user's JOBSTATE_LOG (absolute); DAGMan writes <ctx>/jobstate.log (rundir/jobstatelog.py)
         "reaper_node": None,      # the reaper's SERVICE node name (None: no reaper)
         "user_scripts": {},       # "PRE"/"POST" -> nodes with a script of the user's of that kind
+        "idle_attribute": "KeyboardIdle",  # the machine attribute idle- policies and model:R rank by (condor/submit.py)
     }
 
     def __init__(self, **values: Any):
