@@ -165,7 +165,7 @@ def _turnaround_text(live: Row | None, sim: Row | None) -> str:
         return ""
     done, gone = measured.get("completed") or {}, measured.get("removed") or {}
     text = (f"; slot turnaround {measured['turnaround_s']:.2f} s" if measured.get("turnaround_s") is not None
-            else "; slot turnaround not measured")
+            else "; no slot turnaround measured" + ("" if gone.get("gaps") else " (no replica removed)"))
     gaps = [f"{what} {part['mean_s']:.2f} s over {part['gaps']}" for what, part in (("after a completion", done),
                                                                                      ("after a removal", gone))
             if part.get("mean_s") is not None]
