@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from condor_rlrep.bottlemod import PFunc
-from condor_rlrep.bottlemod import combine
+from condor_rlrep.bottlemod import combine, smallpaths
 
 VALUES = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 3.0]),
                    st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False))
@@ -52,11 +52,11 @@ def test_recenter_small_gives_the_numpy_bits(f: PFunc, points: list[float], extr
     at = np.asarray(points, dtype=float)
     k = f.degree + extra
     small = combine.recenter(f, at, k)
-    saved, combine._SMALL = combine._SMALL, -1
+    saved, smallpaths.LIMIT = smallpaths.LIMIT, -1
     try:
         big = combine.recenter(f, at, k)
     finally:
-        combine._SMALL = saved
+        smallpaths.LIMIT = saved
     assert small.shape == big.shape and small.tobytes() == big.tobytes()
 
 
@@ -64,11 +64,11 @@ def test_recenter_small_gives_the_numpy_bits(f: PFunc, points: list[float], extr
 @given(outer=pfuncs(), inner=increasing_linear())
 def test_compose_small_gives_the_numpy_bits(outer: PFunc, inner: PFunc) -> None:
     small = combine.compose(outer, inner)
-    saved, combine._SMALL = combine._SMALL, -1
+    saved, smallpaths.LIMIT = smallpaths.LIMIT, -1
     try:
         big = combine.compose(outer, inner)
     finally:
-        combine._SMALL = saved
+        smallpaths.LIMIT = saved
     assert _bits(small) == _bits(big)
 
 
@@ -82,3 +82,66 @@ def test_the_small_paths_are_the_ones_taken_on_small_models() -> None:
     finally:
         combine._recenter_small = real  # type: ignore[assignment]
     assert calls
+
+
+def _outcome(fn):
+    """``fn()``'s result as bits (a PFunc's fields, or a plain value), or its error."""
+    try:
+        out = fn()
+    except (ValueError, TypeError, OverflowError) as err:
+        return ("error", type(err).__name__, str(err))
+    if isinstance(out, PFunc):
+        return _bits((out.x, out.c, out.left, out.end)) + (type(out.left), type(out.end))
+    return out, type(out)
+
+
+def _both(fn) -> tuple:
+    """``fn``'s outcome on the small paths and on the array code."""
+    small = _outcome(fn)
+    saved, smallpaths.LIMIT = smallpaths.LIMIT, -1
+    try:
+        big = _outcome(fn)
+    finally:
+        smallpaths.LIMIT = saved
+    return small, big
+
+
+EDGES = st.one_of(VALUES, st.sampled_from([1e308, -1e308, 1e-308, 5e-324, 1.7e308, float("inf"), float("nan")]),
+                  st.integers(-3, 3), st.just(10**400))
+
+
+@settings(max_examples=400, deadline=None)
+@given(xs=st.lists(st.one_of(EDGES, st.sampled_from([0.0, 1.0, 2.0, 2.0, 3.5])), min_size=0, max_size=8),
+       ys=st.lists(EDGES, min_size=0, max_size=8), sort=st.booleans())
+def test_builders_give_the_numpy_bits_and_errors(xs: list, ys: list, sort: bool) -> None:
+    ys = ys[: len(xs)] if sort else ys
+    if sort:
+        try:
+            xs = sorted(xs)
+        except TypeError:
+            pass
+    small, big = _both(lambda: PFunc.from_points(xs, ys))
+    assert small == big
+    small, big = _both(lambda: PFunc.from_steps(xs, ys))
+    assert small == big
+
+
+@settings(max_examples=400, deadline=None)
+@given(f=pfuncs(max_degree=1), tol_scale=st.sampled_from([1.0, 1e-12, 1e9]))
+def test_checks_give_the_numpy_answers(f: PFunc, tol_scale: float) -> None:
+    f = PFunc._fast(f.x, f.c * tol_scale, f.left, f.end)
+    for check in (f.is_nondecreasing, f.is_nonnegative, f.is_piecewise_constant, f.scale):
+        small, big = _both(check)
+        assert small == big
+
+
+@settings(max_examples=200, deadline=None)
+@given(f=increasing_linear(), wobble=st.sampled_from([0.0, -1e-12, -1e-6, 1e-12, -0.0]))
+def test_checks_near_their_tolerance_give_the_numpy_answers(f: PFunc, wobble: float) -> None:
+    # values a rounding error below the previous one: the tolerance decides
+    c = f.c.copy()
+    c[-1] = c[-1] + wobble * np.arange(c.shape[1])
+    g = PFunc._fast(f.x, c, f.left, f.end + wobble)
+    for check in (g.is_nondecreasing, g.is_nonnegative):
+        small, big = _both(check)
+        assert small == big

@@ -25,6 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
+import condor_rlrep.bottlemod.smallpaths as small
 from condor_rlrep.bottlemod.polynomial import poly_roots
 
 __all__ = ["Piecewise", "Fields", "recenter", "add", "product", "minimum", "compose"]
@@ -62,7 +63,7 @@ def recenter(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
     Points outside ``[x0, x_end)`` get the constant extensions.
     """
     m = at.size
-    if m <= _SMALL and f.x.size <= _SMALL:
+    if m <= small.LIMIT and f.x.size <= small.LIMIT:
         return _recenter_small(f, at, k)
     out = np.zeros((k + 1, m))
     idx = f.x.searchsorted(at, side="right") - 1
@@ -80,13 +81,6 @@ def recenter(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
                 acc = acc * h + math.comb(mm, j) * asc[mm]
             out[j, inside] = acc
     return out
-
-
-_SMALL = 24
-"""Up to this many points and breakpoints :func:`recenter` works on Python
-floats: numpy's per-call cost (~1 µs a ufunc, a dozen of them) dominates
-arrays of a few elements, and the small models (the paper's have 2–10
-pieces) call it hundreds of times per analysis."""
 
 
 def _recenter_small(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
@@ -209,7 +203,7 @@ def compose(outer: Piecewise, inner: Piecewise) -> Fields:
             value = float(outer.value(inner.end))
             return np.array([float(inner.x[0])]), np.zeros((1, 0)), value, value
         return inner.x, np.zeros((1, 0)), outer.value(inner.left), outer.value(inner.end)
-    if inner.is_linear and inner.x.size <= _SMALL and outer.x.size <= _SMALL:
+    if inner.is_linear and inner.x.size <= small.LIMIT and outer.x.size <= small.LIMIT:
         return _compose_small(outer, inner, ko, ki, k)
     # Times at which inner reaches each of outer's breakpoints, piece by piece.
     start, stop = inner.piece_values()
@@ -273,7 +267,7 @@ def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int)
     """:func:`compose` of a piecewise-linear ``inner`` with few pieces, on
     Python floats: the same floating-point operations in the same order as
     the array code (so the same bits), without numpy's per-call cost on
-    arrays of a few elements (see :data:`_SMALL`)."""
+    arrays of a few elements (see :mod:`~condor_rlrep.bottlemod.smallpaths`)."""
     xs = inner.x.tolist()
     n = len(xs) - 1
     rows = inner.c.tolist()  # descending powers, one row per power
