@@ -145,3 +145,29 @@ def test_checks_near_their_tolerance_give_the_numpy_answers(f: PFunc, wobble: fl
     for check in (g.is_nondecreasing, g.is_nonnegative):
         small, big = _both(check)
         assert small == big
+
+
+@st.composite
+def on_a_grid(draw: st.DrawFn) -> PFunc:
+    """Functions sharing breakpoints (0 among them sometimes) and values, so that
+    ties, crossings at breakpoints and equal pieces are common."""
+    xs = sorted(set(draw(st.lists(st.sampled_from([-2.0, 0.0, 1.0, 2.5, 4.0, 7.0]), min_size=1, max_size=5))))
+    if xs[0] == 0.0 and draw(st.booleans()):
+        xs[0] = -0.0  # beside another function's 0.0: which one the grid keeps is numpy's to say
+    degree = draw(st.integers(0, 3))
+    coefs = st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -3.0, 1e300, -1.5e308, 1.5e308])  # inf - inf: NaN
+    c = [[draw(coefs) for _ in xs[1:]] for _ in range(degree + 1)]
+    return PFunc._fast(np.array(xs), np.array(c, dtype=float).reshape(degree + 1, len(xs) - 1),
+                       draw(VALUES), draw(VALUES))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the array code's overflows, on purpose
+@settings(max_examples=400, deadline=None)
+@given(fs=st.lists(st.one_of(pfuncs(max_degree=3), on_a_grid()), min_size=2, max_size=4))
+def test_minimum_small_gives_the_numpy_bits(fs: list[PFunc]) -> None:
+    def run():
+        fields, index = combine.minimum(fs)
+        return _bits(fields), index.dtype, index.tobytes()
+
+    small, big = _both(run)
+    assert small == big

@@ -84,32 +84,8 @@ def recenter(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
 
 
 def _recenter_small(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
-    """:func:`recenter` point by point, the same floating-point operations in
-    the same order (so the same bits: ``acc = acc * h + C(m, j) * a_m`` from
-    ``acc = 0.0``), without numpy's per-call cost."""
-    xs = f.x.tolist()
-    n = len(xs) - 1
-    out = [[0.0] * at.size for _ in range(k + 1)]
-    first = out[0]
-    left, end = float(f.left), float(f.end)
-    d = f.c.shape[0] - 1
-    cols = f.c.T.tolist() if n else []  # per piece, descending powers
-    combs = [[float(math.comb(mm, j)) for mm in range(d + 1)] for j in range(d + 1)]
-    for p, t in enumerate(at.tolist()):
-        i = bisect.bisect_right(xs, t) - 1
-        if i < 0:
-            first[p] = left
-        elif i >= n:
-            first[p] = end
-        else:
-            h = t - xs[i]
-            desc = cols[i]  # desc[d - mm] is the coefficient of s**mm
-            for j in range(d + 1):
-                comb = combs[j]
-                acc = 0.0
-                for mm in range(d, j - 1, -1):
-                    acc = acc * h + comb[mm] * desc[d - mm]
-                out[j][p] = acc
+    """:func:`recenter` point by point (:func:`~.smallpaths.recenter`)."""
+    out = small.recenter(small.unpack(f), at.tolist(), k)
     return np.array(out, dtype=float).reshape(k + 1, at.size)
 
 
@@ -145,6 +121,10 @@ def product(f: Piecewise, g: Piecewise) -> Fields:
 def minimum(fs: Sequence[Piecewise]) -> tuple[Fields, np.ndarray]:
     """Pointwise minimum of two or more functions and the index of the
     minimal one, as :func:`~condor_rlrep.bottlemod.functions.minimum` says."""
+    if all(f.x.size <= small.LIMIT for f in fs):
+        done = small.minimum(fs)
+        if done is not None:
+            return done
     grid = _merged_grid(fs)
     k = max(f.degree for f in fs)
     # Split every merged interval at the crossings of any two functions.

@@ -16,11 +16,14 @@ numpy for the arrays it hands back.
 
 from __future__ import annotations
 
+import bisect
 import math
 
 import numpy as np
 
-__all__ = ["LIMIT", "points", "piece_values", "scale"]
+from condor_rlrep.bottlemod.polynomial import poly_roots
+
+__all__ = ["LIMIT", "points", "piece_values", "scale", "unpack", "recenter", "unique", "minimum"]
 
 LIMIT = 24
 """Functions (and point sets) up to this many breakpoints take these paths
@@ -68,3 +71,119 @@ def piece_values(x: np.ndarray, c: np.ndarray) -> tuple[list[float], list[float]
 def scale(left: float, end: float, start: list[float], stop: list[float]) -> float:
     """:meth:`~.functions.PFunc.scale` from :func:`piece_values`' lists."""
     return max(1.0, max(abs(left), abs(end), max(map(abs, start)), max(map(abs, stop))))
+
+
+Unpacked = tuple[list[float], list[list[float]], float, float, int]
+"""A function as lists: breakpoints, per-piece descending coefficients, left, end, degree."""
+
+
+def unpack(f) -> Unpacked:
+    """``f`` (a :class:`~.functions.PFunc`) as lists, for :func:`recenter`."""
+    return f.x.tolist(), f.c.T.tolist() if f.x.size > 1 else [], float(f.left), float(f.end), f.c.shape[0] - 1
+
+
+def recenter(f: Unpacked, at: list[float], k: int) -> list[list[float]]:
+    """:func:`~.combine.recenter` point by point, as ``k + 1`` rows of
+    ascending coefficients: ``acc = acc * h + C(m, j) * a_m`` from ``acc = 0.0``."""
+    xs, cols, left, end, d = f
+    n = len(xs) - 1
+    out = [[0.0] * len(at) for _ in range(k + 1)]
+    first = out[0]
+    combs = [[float(math.comb(mm, j)) for mm in range(d + 1)] for j in range(d + 1)]
+    for p, t in enumerate(at):
+        i = bisect.bisect_right(xs, t) - 1
+        if i < 0:
+            first[p] = left
+        elif i >= n:
+            first[p] = end
+        else:
+            h = t - xs[i]
+            desc = cols[i]  # desc[d - mm] is the coefficient of s**mm
+            for j in range(d + 1):
+                comb = combs[j]
+                acc = 0.0
+                for mm in range(d, j - 1, -1):
+                    acc = acc * h + comb[mm] * desc[d - mm]
+                out[j][p] = acc
+    return out
+
+
+def unique(values: list[float]) -> list[float] | None:
+    """``numpy.unique(values)`` as a list, or ``None`` when a zero or a NaN is
+    among them: ``0.0 == -0.0``, and which of the two ``numpy.unique`` keeps
+    depends on its sort; any other two equal floats are the same bits."""
+    if 0.0 in values or any(v != v for v in values):
+        return None
+    return sorted(set(values))
+
+
+def _argmin(values: list[float]) -> int:
+    """``numpy.argmin``: the first minimum, or the first NaN if there is one."""
+    best = 0
+    for i, v in enumerate(values):
+        if v != v:
+            return i
+        if v < values[best]:
+            best = i
+    return best
+
+
+def _interior_roots(diff: list[list[float]], x0: list[float], h: list[float]) -> list[float]:
+    """:func:`~.combine._interior_roots` on rows of ascending coefficients."""
+    k = len(diff) - 1
+    out: list[float] = []
+    if k == 0:
+        return out
+    if k == 1 or not any(v != 0.0 for row in diff[2:] for v in row):
+        for a0, a1, x, w in zip(diff[0], diff[1], x0, h):
+            if a1 != 0.0:
+                r = -a0 / a1
+                if 0.0 < r < w:
+                    out.append(x + r)
+        return out
+    for i, x in enumerate(x0):
+        for r in poly_roots([row[i] for row in diff]):
+            if 0.0 < r < h[i]:
+                out.append(x + r)
+    return out
+
+
+def minimum(fs: list) -> tuple[tuple[np.ndarray, np.ndarray, float, float], np.ndarray] | None:
+    """:func:`~.combine.minimum` of small functions, or ``None`` for the
+    array code (a zero or NaN among the breakpoints: see :func:`unique`)."""
+    grid = unique([v for f in fs for v in f.x.tolist()])
+    if grid is None:
+        return None
+    k = max(f.c.shape[0] - 1 for f in fs)
+    parts = [unpack(f) for f in fs]
+    if len(grid) > 1:
+        starts = grid[:-1]
+        h = [b - a for a, b in zip(grid, grid[1:])]
+        cs = [recenter(p, starts, k) for p in parts]
+        cuts = list(grid)
+        for a in range(len(fs)):
+            for b in range(a + 1, len(fs)):
+                diff = [[u - v for u, v in zip(ra, rb)] for ra, rb in zip(cs[a], cs[b])]
+                cuts += _interior_roots(diff, starts, h)
+        grid = unique(cuts)
+        if grid is None:
+            return None
+    vals = [recenter(p, grid, k) for p in parts]
+    arg: list[int] = []
+    for p in range(len(grid) - 1):
+        mid = 0.5 * (grid[p + 1] - grid[p])
+        at_mid = []
+        for v in vals:
+            acc = 0.0
+            for j in range(k, -1, -1):
+                acc = acc * mid + v[j][p]
+            at_mid.append(acc)
+        arg.append(_argmin(at_mid))
+    lefts = [f.left for f in fs]
+    ends = [f.end for f in fs]
+    il, ie = _argmin(lefts), _argmin(ends)
+    if len(grid) == 1:
+        c = np.zeros((1, 0))
+    else:
+        c = np.array([[vals[a][j][p] for p, a in enumerate(arg)] for j in range(k, -1, -1)])
+    return (np.array(grid), c, lefts[il], ends[ie]), np.array([il, *arg, ie], dtype=np.intp)
