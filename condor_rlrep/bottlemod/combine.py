@@ -262,9 +262,16 @@ def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int)
         lo, hi = bisect.bisect_right(ob, starts[i]), bisect.bisect_left(ob, stop)
         for j in range(lo, hi):  # times inner reaches outer's breakpoints inside the piece
             extra.append(xs[i] + (ob[j] - starts[i]) / rows[0][i])
-    grid = np.unique(np.concatenate([inner.x, np.asarray(extra, dtype=float)])) if extra else inner.x
-    g = grid.tolist()
-    ia = recenter(inner, grid[:-1], ki).tolist()
+    if not extra:
+        grid, g = inner.x, xs
+    else:
+        g = small.unique(xs + extra)
+        if g is None:  # 0.0 and -0.0 among them: numpy's choice
+            grid = np.unique(np.concatenate([inner.x, np.asarray(extra, dtype=float)]))
+            g = grid.tolist()
+        else:
+            grid = np.array(g)
+    ia = small.recenter(small.unpack(inner), g[:-1], ki)
     size = len(g)
     asc = [[0.0] * size for _ in range(k + 1)]
     nout = len(ob) - 1

@@ -109,10 +109,13 @@ def recenter(f: Unpacked, at: list[float], k: int) -> list[list[float]]:
 
 
 def unique(values: list[float]) -> list[float] | None:
-    """``numpy.unique(values)`` as a list, or ``None`` when a zero or a NaN is
-    among them: ``0.0 == -0.0``, and which of the two ``numpy.unique`` keeps
-    depends on its sort; any other two equal floats are the same bits."""
-    if 0.0 in values or any(v != v for v in values):
+    """``numpy.unique(values)`` as a list, or ``None`` when both 0.0 and -0.0
+    or a NaN are among them: ``0.0 == -0.0``, and which of the two
+    ``numpy.unique`` keeps depends on its sort; any other two equal floats
+    are the same bits."""
+    if any(v != v for v in values):
+        return None
+    if 0.0 in values and len({math.copysign(1.0, v) for v in values if v == 0.0}) > 1:
         return None
     return sorted(set(values))
 
@@ -150,7 +153,7 @@ def _interior_roots(diff: list[list[float]], x0: list[float], h: list[float]) ->
 
 def minimum(fs: list) -> tuple[tuple[np.ndarray, np.ndarray, float, float], np.ndarray] | None:
     """:func:`~.combine.minimum` of small functions, or ``None`` for the
-    array code (a zero or NaN among the breakpoints: see :func:`unique`)."""
+    array code (0.0 and -0.0, or NaN, among the breakpoints: see :func:`unique`)."""
     grid = unique([v for f in fs for v in f.x.tolist()])
     if grid is None:
         return None
