@@ -110,6 +110,7 @@ EDGES = st.one_of(VALUES, st.sampled_from([1e308, -1e308, 1e-308, 5e-324, 1.7e30
                   st.integers(-3, 3), st.just(10**400))
 
 
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the array code's overflows, on purpose
 @settings(max_examples=400, deadline=None)
 @given(xs=st.lists(st.one_of(EDGES, st.sampled_from([0.0, 1.0, 2.0, 2.0, 3.5])), min_size=0, max_size=8),
        ys=st.lists(EDGES, min_size=0, max_size=8), sort=st.booleans())
@@ -171,3 +172,56 @@ def test_minimum_small_gives_the_numpy_bits(fs: list[PFunc]) -> None:
 
     small, big = _both(run)
     assert small == big
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@settings(max_examples=300, deadline=None)
+@given(f=st.one_of(pfuncs(max_degree=3), on_a_grid()), g=st.one_of(pfuncs(max_degree=2), on_a_grid()),
+       at=st.lists(st.one_of(st.floats(-20.0, 400.0), st.sampled_from([0.0, -0.0, 1.0, 2.5, 7.0])), max_size=6))
+def test_product_and_value_give_the_numpy_bits(f: PFunc, g: PFunc, at: list[float]) -> None:
+    small, big = _both(lambda: f * g)
+    assert small == big
+    for t in at:
+        small, big = _both(lambda: f.value(t))
+        assert small == big
+
+
+@settings(max_examples=300, deadline=None)
+@given(segs=st.lists(st.tuples(st.floats(0.0, 5.0), st.lists(VALUES, min_size=1, max_size=3)), min_size=1, max_size=8),
+       p_end=VALUES)
+def test_progress_pieces_are_laid_out_as_the_array_code_did(segs: list, p_end: float) -> None:
+    from condor_rlrep.bottlemod import progress
+
+    seg_t = np.cumsum([s for s, _ in segs]).tolist()
+    seg_c = [list(c) for _, c in segs]
+    t_end = seg_t[-1] + 1.0
+    f, keep = progress._build(seg_t, seg_c, t_end, p_end)
+    if not keep:
+        return
+    deg = f.c.shape[0]
+    c = np.zeros((deg, len(keep)))  # the layout as it was written with numpy
+    for col, k in enumerate(keep):
+        co = seg_c[k][:deg]
+        c[deg - len(co):, col] = co[::-1]
+    assert f.c.shape == c.shape and f.c.tobytes() == c.tobytes() and f.c.flags.c_contiguous
+
+
+def test_unchanged_allocations_are_told_as_numpy_array_equal_tells() -> None:
+    from condor_rlrep.bottlemod.analysis import _same_allocs
+
+    a = PFunc.from_points([0.0, 1.0, 3.0], [0.0, 2.0, 2.0])
+    cases = [
+        (PFunc.from_points([0.0, 1.0, 3.0], [0.0, 2.0, 2.0]), True),
+        (PFunc.from_points([-0.0, 1.0, 3.0], [0.0, 2.0, 2.0]), True),  # -0.0 == 0.0
+        (PFunc.from_points([0.0, 1.0, 3.5], [0.0, 2.0, 2.0]), False),
+        (PFunc.from_points([0.0, 1.0], [0.0, 2.0]), False),  # other shape
+        (PFunc._fast(a.x, np.array([[2.0, 0.0]]), a.left, a.end), False),  # other degree
+        (PFunc._fast(a.x, a.c.copy(), a.left, 3.0), False),
+    ]
+    for g, same in cases:
+        assert _same_allocs({"r": a}, {"r": g}) is same
+        assert same == (np.array_equal(a.x, g.x) and np.array_equal(a.c, g.c) and a.end == g.end)
+    nan = PFunc._fast(np.array([0.0, np.nan]), np.array([[1.0]]), 0.0, 1.0)
+    nan2 = PFunc._fast(np.array([0.0, np.nan]), np.array([[1.0]]), 0.0, 1.0)
+    assert not _same_allocs({"r": nan}, {"r": nan2})  # NaN is unequal, as in numpy
+    assert _same_allocs({"r": nan}, {"r": nan})  # the same object: no comparison

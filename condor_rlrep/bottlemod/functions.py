@@ -195,6 +195,16 @@ class PFunc:
         x = self.x
         if t < x[0]:
             return self.left
+        if x.size <= small.LIMIT:  # Python floats: the same arithmetic without numpy scalars
+            xl = x.tolist()
+            i = bisect.bisect_right(xl, t) - 1
+            if i >= self.n:
+                return self.end
+            s = t - xl[i]
+            acc = 0.0
+            for coef in self.c[:, i].tolist():
+                acc = acc * s + coef
+            return float(acc)
         i = bisect.bisect_right(x, t) - 1 if x.size < 64 else int(np.searchsorted(x, t, side="right")) - 1
         if i >= self.n:
             return self.end

@@ -23,7 +23,7 @@ import numpy as np
 
 from condor_rlrep.bottlemod.polynomial import poly_roots
 
-__all__ = ["LIMIT", "points", "piece_values", "scale", "unpack", "recenter", "unique", "minimum"]
+__all__ = ["LIMIT", "points", "piece_values", "scale", "unpack", "recenter", "unique", "minimum", "product"]
 
 LIMIT = 24
 """Functions (and point sets) up to this many breakpoints take these paths
@@ -190,3 +190,18 @@ def minimum(fs: list) -> tuple[tuple[np.ndarray, np.ndarray, float, float], np.n
     else:
         c = np.array([[vals[a][j][p] for p, a in enumerate(arg)] for j in range(k, -1, -1)])
     return (np.array(grid), c, lefts[il], ends[ie]), np.array([il, *arg, ie], dtype=np.intp)
+
+
+def product(f, g) -> tuple[list[float], list[list[float]]] | None:
+    """The merged grid and ascending coefficient rows of :func:`~.combine.product`
+    (``asc[i + j] += a[i] * b[j]``, in that order), or ``None`` for the array code."""
+    grid = unique(f.x.tolist() + g.x.tolist())
+    if grid is None:
+        return None
+    a = recenter(unpack(f), grid, f.c.shape[0] - 1)
+    b = recenter(unpack(g), grid, g.c.shape[0] - 1)
+    asc = [[0.0] * len(grid) for _ in range(len(a) + len(b) - 1)]
+    for i, ai in enumerate(a):
+        for j, bj in enumerate(b):
+            asc[i + j] = [s + u * v for s, u, v in zip(asc[i + j], ai, bj)]
+    return grid, asc
