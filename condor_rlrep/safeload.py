@@ -112,21 +112,24 @@ def load_toml(text: str) -> dict[str, Any]:
 
 
 def _tame_ints(data: Any) -> Any:
-    """``data`` with integers beyond float range replaced by ±inf (iteratively: any depth)."""
+    """``data`` with integers beyond float range replaced by ±inf (iteratively: any depth).
+
+    ``data`` is a parser's: plain dicts, lists, ints (``type(v) is int``
+    leaves out bools), floats, strings and dates.
+    """
     stack = [data]
     while stack:
         item = stack.pop()
-        if isinstance(item, dict):
-            pairs: Any = item.items()
-        elif isinstance(item, list):
-            pairs = enumerate(item)
-        else:
-            continue
-        for key, value in list(pairs):
-            if isinstance(value, int) and not isinstance(value, bool) and abs(value) > _FLOAT_MAX_INT:
-                item[key] = math.inf if value > 0 else -math.inf
-            elif isinstance(value, (dict, list)):
+        big = []
+        for key, value in item.items() if type(item) is dict else enumerate(item):
+            kind = type(value)
+            if kind is int:
+                if value > _FLOAT_MAX_INT or value < -_FLOAT_MAX_INT:
+                    big.append(key)
+            elif kind is dict or kind is list:
                 stack.append(value)
+        for key in big:
+            item[key] = math.inf if item[key] > 0 else -math.inf
     return data
 
 
