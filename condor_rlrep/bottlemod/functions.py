@@ -102,6 +102,8 @@ class PFunc:
         the first point the function equals the first ``y``; from the last
         point on it equals the last ``y``.
         """
+        if _float_lists(xs, ys, "points"):  # (a model file's points)
+            return cls._fast(*small.points(xs, ys))  # type: ignore[arg-type]
         xs, ys = _paired(xs, ys, "points", "y")
         if xs.size <= small.LIMIT:
             return cls._fast(*small.points(xs.tolist(), ys.tolist()))
@@ -130,16 +132,19 @@ class PFunc:
     def from_steps(cls, xs: Sequence[float], values: Sequence[float]) -> PFunc:
         """Piecewise-constant: ``values[i]`` on ``[xs[i], xs[i+1])``, the last
         value from ``xs[-1]`` on, and ``values[0]`` before ``xs[0]``."""
-        xs, vs = _paired(xs, values, "steps", "value")
-        if xs.size <= small.LIMIT:
-            xl = xs.tolist()
-            if any(b - a <= 0 for a, b in zip(xl, xl[1:])):
-                raise ValueError("step x values must be strictly increasing")
-            vl = vs.tolist()
-            return cls._fast(xs, np.array([vl[:-1]]), vl[0], vl[-1])
-        if ((xs[1:] - xs[:-1]) <= 0).any():
+        if _float_lists(xs, values, "steps"):
+            xl, vl = xs, values
+            xs = np.array(xl)
+        else:
+            xs, vs = _paired(xs, values, "steps", "value")
+            if xs.size > small.LIMIT:
+                if ((xs[1:] - xs[:-1]) <= 0).any():
+                    raise ValueError("step x values must be strictly increasing")
+                return cls._fast(xs, vs[:-1].reshape(1, -1), vs[0], vs[-1])
+            xl, vl = xs.tolist(), vs.tolist()
+        if any(b - a <= 0 for a, b in zip(xl, xl[1:])):  # type: ignore[operator]
             raise ValueError("step x values must be strictly increasing")
-        return cls._fast(xs, vs[:-1].reshape(1, -1), vs[0], vs[-1])
+        return cls._fast(xs, np.array([vl[:-1]]), vl[0], vl[-1])  # type: ignore[index]
 
     @classmethod
     def from_ppoly(cls, pp, left: float | None = None, end: float | None = None) -> PFunc:
@@ -450,6 +455,18 @@ class PFunc:
         if (prev < -tol and self.end > tol) or (prev > tol and self.end < -tol):
             out.append(float(self.x[-1]))
         return np.array(sorted(set(out)))
+
+
+def _float_lists(xs: Sequence[float], ys: Sequence[float], what: str) -> bool:
+    """Are ``xs`` and ``ys`` small, equally long, non-empty lists of Python
+    floats (then :func:`_paired`'s arrays would hold the same values, and
+    only its finiteness test can fail: made here, with its message)?"""
+    if not (type(xs) is list and type(ys) is list and 0 < len(xs) == len(ys) <= small.LIMIT
+            and all(type(v) is float for v in xs) and all(type(v) is float for v in ys)):
+        return False
+    if not (all(map(math.isfinite, xs)) and all(map(math.isfinite, ys))):
+        raise ValueError(f"{what} must be finite numbers")
+    return True
 
 
 def _paired(xs: Sequence[float], ys: Sequence[float], what: str, second: str) -> tuple[np.ndarray, np.ndarray]:
