@@ -311,7 +311,22 @@ def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int)
             for v, col in zip(res[r], sel):
                 row[col] = v
     return _from_asc(grid, np.array(asc, dtype=float).reshape(k + 1, size),
-                     outer.value(inner.left), outer.value(inner.end))
+                     _value_small(outer, ob, outer_cols, inner.left), _value_small(outer, ob, outer_cols, inner.end))
+
+
+def _value_small(f: Piecewise, xs: list[float], cols: list[list[float]], t: float) -> float:
+    """``f.value(t)`` from ``f``'s lists (breakpoints, per-piece descending
+    coefficients): the same Horner steps."""
+    if t < xs[0]:
+        return f.left
+    i = bisect.bisect_right(xs, t) - 1
+    if i >= len(xs) - 1:
+        return f.end
+    s = t - xs[i]
+    acc = 0.0
+    for coef in cols[i]:
+        acc = acc * s + coef
+    return float(acc)
 
 
 def _polymul_small(a: list[list[float]], b: list[list[float]], k: int) -> list[list[float]]:

@@ -177,7 +177,7 @@ def compute_progress(
     # one threshold keeps the finish time monotone in the inputs.
     pdone = pmax - ptol
     pd = _Fn(data_limit)
-    labels = list(np.asarray(data_labels).tolist())
+    labels = data_labels.tolist() if isinstance(data_labels, np.ndarray) else [int(v) for v in data_labels]
     allocs = [_Fn(a) for a, _ in resources]
     reqs = [_Fn(q) for _, q in resources]
     nres = len(resources)
