@@ -99,6 +99,16 @@ def recenter(f: Unpacked, at: list[float], k: int) -> list[list[float]]:
         else:
             h = t - xs[i]
             desc = cols[i]  # desc[d - mm] is the coefficient of s**mm
+            if d <= 1 and h < math.inf:
+                # The loop below for degree 0 and 1, its steps written out: with
+                # 0 <= h < inf, 0.0 * h is 0.0 and C(m, j) is 1.0 (so 1.0 * a = a).
+                top = 0.0 + desc[0]
+                if d:
+                    first[p] = top * h + desc[1]
+                    out[1][p] = top
+                else:
+                    first[p] = top
+                continue
             for j in range(d + 1):
                 comb = combs[j]
                 acc = 0.0
