@@ -113,7 +113,10 @@ def product(f: Piecewise, g: Piecewise) -> Fields:
         done = small.product(f, g)
         if done is not None:
             grid, rows = done
-            return _from_asc(np.array(grid), np.array(rows), f.left * g.left, f.end * g.end)
+            if len(grid) == 1:
+                return np.array(grid), np.zeros((1, 0)), f.left * g.left, f.end * g.end
+            return (np.array(grid), np.array([row[:-1] for row in reversed(rows)], dtype=float),
+                    f.left * g.left, f.end * g.end)
     grid = _merged_grid([f, g])
     a, b = recenter(f, grid, f.degree), recenter(g, grid, g.degree)
     asc = np.zeros((f.degree + g.degree + 1, grid.size))
@@ -310,8 +313,9 @@ def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int)
             row = asc[r]
             for v, col in zip(res[r], sel):
                 row[col] = v
-    return _from_asc(grid, np.array(asc, dtype=float).reshape(k + 1, size),
-                     _value_small(outer, ob, outer_cols, inner.left), _value_small(outer, ob, outer_cols, inner.end))
+    # _from_asc, on the lists: descending rows without the last point's column (size >= 2 here)
+    return (grid, np.array([row[:-1] for row in reversed(asc)], dtype=float),
+            _value_small(outer, ob, outer_cols, inner.left), _value_small(outer, ob, outer_cols, inner.end))
 
 
 def _value_small(f: Piecewise, xs: list[float], cols: list[list[float]], t: float) -> float:
