@@ -102,7 +102,7 @@ class PFunc:
         the first point the function equals the first ``y``; from the last
         point on it equals the last ``y``.
         """
-        if _float_lists(xs, ys, "points"):  # (a model file's points)
+        if small.float_lists(xs, ys, "points"):  # (a model file's points)
             return cls._fast(*small.points(xs, ys))  # type: ignore[arg-type]
         xs, ys = _paired(xs, ys, "points", "y")
         if xs.size <= small.LIMIT:
@@ -132,7 +132,7 @@ class PFunc:
     def from_steps(cls, xs: Sequence[float], values: Sequence[float]) -> PFunc:
         """Piecewise-constant: ``values[i]`` on ``[xs[i], xs[i+1])``, the last
         value from ``xs[-1]`` on, and ``values[0]`` before ``xs[0]``."""
-        if _float_lists(xs, values, "steps"):
+        if small.float_lists(xs, values, "steps"):
             xl, vl = xs, values
             xs = np.array(xl)
         else:
@@ -455,18 +455,6 @@ class PFunc:
         if (prev < -tol and self.end > tol) or (prev > tol and self.end < -tol):
             out.append(float(self.x[-1]))
         return np.array(sorted(set(out)))
-
-
-def _float_lists(xs: Sequence[float], ys: Sequence[float], what: str) -> bool:
-    """Are ``xs`` and ``ys`` small, equally long, non-empty lists of Python
-    floats (then :func:`_paired`'s arrays would hold the same values, and
-    only its finiteness test can fail: made here, with its message)?"""
-    if not (type(xs) is list and type(ys) is list and 0 < len(xs) == len(ys) <= small.LIMIT
-            and all(type(v) is float for v in xs) and all(type(v) is float for v in ys)):
-        return False
-    if not (all(map(math.isfinite, xs)) and all(map(math.isfinite, ys))):
-        raise ValueError(f"{what} must be finite numbers")
-    return True
 
 
 def _paired(xs: Sequence[float], ys: Sequence[float], what: str, second: str) -> tuple[np.ndarray, np.ndarray]:

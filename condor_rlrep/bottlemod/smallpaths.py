@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Sequence
 
 import numpy as np
 
 from condor_rlrep.bottlemod.polynomial import poly_roots
 
-__all__ = ["LIMIT", "points", "piece_values", "scale", "unpack", "recenter", "unique", "minimum", "product"]
+__all__ = ["LIMIT", "float_lists", "points", "piece_values", "scale", "unpack", "recenter", "unique", "minimum",
+           "product"]
 
 LIMIT = 24
 """Functions (and point sets) up to this many breakpoints take these paths
@@ -49,6 +51,18 @@ def points(xs: list[float], ys: list[float]) -> tuple[np.ndarray, np.ndarray, fl
             )
     breaks = [xs[i] for i in span] + [xs[span[-1] + 1]]
     return np.array(breaks), np.array([slope, [ys[i] for i in span]]), ys[0], ys[-1]
+
+
+def float_lists(xs: Sequence[float], ys: Sequence[float], what: str) -> bool:
+    """Are ``xs`` and ``ys`` small, equally long, non-empty lists of Python
+    floats (then :func:`~.functions._paired`'s arrays would hold the same values, and
+    only its finiteness test can fail: made here, with its message)?"""
+    if not (type(xs) is list and type(ys) is list and 0 < len(xs) == len(ys) <= LIMIT
+            and all(type(v) is float for v in xs) and all(type(v) is float for v in ys)):
+        return False
+    if not (all(map(math.isfinite, xs)) and all(map(math.isfinite, ys))):
+        raise ValueError(f"{what} must be finite numbers")
+    return True
 
 
 def piece_values(x: np.ndarray, c: np.ndarray) -> tuple[list[float], list[float]] | None:
