@@ -22,8 +22,22 @@ round runs one child per side (order flipped every round); each child gives
 the median CPU of one build+analyze per scenario and the makespan, which
 must agree between the two.
 
+What is timed, the same way on both sides: ``time.process_time()`` around
+one build+analyze inside a running child, after one untimed warm-up, so the
+interpreter's start and the imports (numpy, and SciPy on the reference's
+side) are outside the timing on both sides. The reference's build+analyze
+is its ``Task``/``PPoly``/``Func`` objects and one ``TaskExecution`` +
+``get_result`` per task (it has no model file and does no validation).
+Ours is building the ``Workflow`` (in code, or ``load_model`` of the TOML
+file: reading, parsing, checking) and ``analyze`` (validating the model,
+every task's progress, the shared link's fixed point, bottlenecks).
+
+``--base TREE`` times a second tree of this project (e.g. a checkout of
+main) in the same rounds, as a third child, for before/after ratios from
+one run; it runs with this interpreter.
+
     python benchmarks/bench_bottlemod_ref.py --ref /tmp/bmref --ref-python /tmp/bmref/venv/bin/python \\
-        [--rounds 5] [--repeat 30]
+        [--rounds 5] [--repeat 30] [--base /path/to/other/tree]
 """
 
 from __future__ import annotations
@@ -142,6 +156,7 @@ def main() -> None:
     ap.add_argument("--ref-python", default=None, help="interpreter with the reference's SciPy (default REF/venv/bin/python)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--repeat", type=int, default=30)
+    ap.add_argument("--base", type=Path, default=None, help="another tree of this project, timed in the same rounds")
     args = ap.parse_args()
     ref_python = args.ref_python or str(args.ref / "venv" / "bin" / "python")
     have_ref = (args.ref / "task.py").is_file() and os.path.exists(ref_python)
@@ -150,33 +165,45 @@ def main() -> None:
     scen = json.dumps(SCENARIOS)
     ours_cmd = [sys.executable, "-c", OURS, str(HERE.parent), scen, str(HERE.parent / "examples" / "bottlemod"),
                 str(args.repeat)]
-    ref_cmd = [ref_python, "-c", REFERENCE, str(args.ref), scen, str(args.repeat)]
-    ours: list[dict] = []
-    refs: list[dict] = []
+    sides = [("ours", ours_cmd)]
+    if have_ref:
+        sides.append(("ref", [ref_python, "-c", REFERENCE, str(args.ref), scen, str(args.repeat)]))
+    if args.base is not None:
+        sides.append(("base", [*ours_cmd[:3], str(args.base), *ours_cmd[4:]]))
+    runs: dict[str, list[dict]] = {side: [] for side, _ in sides}
+    loads = [os.getloadavg()[0]]
     for r in range(args.rounds):
-        order = [("ours", ours_cmd), ("ref", ref_cmd)] if r % 2 == 0 else [("ref", ref_cmd), ("ours", ours_cmd)]
-        for side, cmd in order:
-            if side == "ref" and not have_ref:
-                continue
-            (ours if side == "ours" else refs).append(_child(cmd))
-    load = os.getloadavg()[0]
-    print(f"median of {args.rounds} rounds x {args.repeat} runs, CPU per build+analyze; load average {load:.2f}")
+        for side, cmd in sides[r % len(sides):] + sides[:r % len(sides)]:  # who goes first rotates
+            runs[side].append(_child(cmd))
+    loads.append(os.getloadavg()[0])
+    ours, refs, bases = runs["ours"], runs.get("ref", []), runs.get("base", [])
+    print(f"median of {args.rounds} rounds x {args.repeat} runs, CPU per build+analyze (in-process);"
+          f" load average {loads[0]:.2f} at the start, {loads[1]:.2f} at the end")
     print("(best: the fastest round's median on each side; this machine is shared, and contention only adds time)")
-    print(f"{'scenario':34s} {'ref ms':>8s} {'ours ms':>8s} {'ref/ours':>9s} {'best':>7s}  makespan ref / ours")
+    extra = f" {'base ms':>8s} {'base/ours':>9s} {'ref/base':>8s}" if bases else ""
+    print(f"{'scenario':34s} {'ref ms':>8s} {'ours ms':>8s} {'ref/ours':>9s} {'best':>7s}{extra}  makespan ref / ours")
     for label in ours[0]:
         base = label.split(" ")[0]
         mine = statistics.median(o[label][0] for o in ours) * 1e3
         span = ours[0][label][1]
         digests = {o[label][2] for o in ours}
+        col = ""
+        if bases:
+            old = statistics.median(o[label][0] for o in bases) * 1e3
+            digests |= {o[label][2] for o in bases}
+            col = f" {old:8.3f} {old / mine:8.2f}x"
         if refs:
             theirs = statistics.median(o[base][0] for o in refs) * 1e3
             rspan, how = refs[0][base][1], refs[0][base][2]
             best = min(o[base][0] for o in refs) / min(o[label][0] for o in ours)
-            print(f"{label:34s} {theirs:8.3f} {mine:8.3f} {theirs / mine:8.2f}x {best:6.2f}x  {rspan:.3f} / {span:.3f}"
+            if bases:
+                col += f" {theirs / old:7.2f}x"
+            print(f"{label:34s} {theirs:8.3f} {mine:8.3f} {theirs / mine:8.2f}x {best:6.2f}x{col}  {rspan:.3f} / {span:.3f}"
                   f" ({how}){'' if abs(rspan - span) < 1e-3 * span else '  MAKESPANS DIFFER'}"
                   f"{'' if len(digests) == 1 else '  RESULTS VARY'}")
         else:
-            print(f"{label:34s} {'-':>8s} {mine:8.3f} {'-':>9s}  - / {span:.3f}")
+            print(f"{label:34s} {'-':>8s} {mine:8.3f} {'-':>9s}{col}  - / {span:.3f}"
+                  f"{'' if len(digests) == 1 else '  RESULTS VARY'}")
 
 
 if __name__ == "__main__":

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from condor_rlrep.bottlemod import PFunc
-from condor_rlrep.bottlemod import combine
+from condor_rlrep.bottlemod import combine, smallpaths
 
 VALUES = st.one_of(st.sampled_from([0.0, -0.0, 1.0, -1.0, 0.5, 3.0]),
                    st.floats(-1e6, 1e6, allow_nan=False, allow_infinity=False))
@@ -52,11 +52,11 @@ def test_recenter_small_gives_the_numpy_bits(f: PFunc, points: list[float], extr
     at = np.asarray(points, dtype=float)
     k = f.degree + extra
     small = combine.recenter(f, at, k)
-    saved, combine._SMALL = combine._SMALL, -1
+    saved, smallpaths.LIMIT = smallpaths.LIMIT, -1
     try:
         big = combine.recenter(f, at, k)
     finally:
-        combine._SMALL = saved
+        smallpaths.LIMIT = saved
     assert small.shape == big.shape and small.tobytes() == big.tobytes()
 
 
@@ -64,11 +64,11 @@ def test_recenter_small_gives_the_numpy_bits(f: PFunc, points: list[float], extr
 @given(outer=pfuncs(), inner=increasing_linear())
 def test_compose_small_gives_the_numpy_bits(outer: PFunc, inner: PFunc) -> None:
     small = combine.compose(outer, inner)
-    saved, combine._SMALL = combine._SMALL, -1
+    saved, smallpaths.LIMIT = smallpaths.LIMIT, -1
     try:
         big = combine.compose(outer, inner)
     finally:
-        combine._SMALL = saved
+        smallpaths.LIMIT = saved
     assert _bits(small) == _bits(big)
 
 
@@ -82,3 +82,146 @@ def test_the_small_paths_are_the_ones_taken_on_small_models() -> None:
     finally:
         combine._recenter_small = real  # type: ignore[assignment]
     assert calls
+
+
+def _outcome(fn):
+    """``fn()``'s result as bits (a PFunc's fields, or a plain value), or its error."""
+    try:
+        out = fn()
+    except (ValueError, TypeError, OverflowError) as err:
+        return ("error", type(err).__name__, str(err))
+    if isinstance(out, PFunc):
+        return _bits((out.x, out.c, out.left, out.end)) + (type(out.left), type(out.end))
+    return out, type(out)
+
+
+def _both(fn) -> tuple:
+    """``fn``'s outcome on the small paths and on the array code."""
+    small = _outcome(fn)
+    saved, smallpaths.LIMIT = smallpaths.LIMIT, -1
+    try:
+        big = _outcome(fn)
+    finally:
+        smallpaths.LIMIT = saved
+    return small, big
+
+
+EDGES = st.one_of(VALUES, st.sampled_from([1e308, -1e308, 1e-308, 5e-324, 1.7e308, float("inf"), float("nan")]),
+                  st.integers(-3, 3), st.just(10**400))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the array code's overflows, on purpose
+@settings(max_examples=400, deadline=None)
+@given(xs=st.lists(st.one_of(EDGES, st.sampled_from([0.0, 1.0, 2.0, 2.0, 3.5])), min_size=0, max_size=8),
+       ys=st.lists(EDGES, min_size=0, max_size=8), sort=st.booleans())
+def test_builders_give_the_numpy_bits_and_errors(xs: list, ys: list, sort: bool) -> None:
+    ys = ys[: len(xs)] if sort else ys
+    if sort:
+        try:
+            xs = sorted(xs)
+        except TypeError:
+            pass
+    small, big = _both(lambda: PFunc.from_points(xs, ys))
+    assert small == big
+    small, big = _both(lambda: PFunc.from_steps(xs, ys))
+    assert small == big
+
+
+@settings(max_examples=400, deadline=None)
+@given(f=pfuncs(max_degree=1), tol_scale=st.sampled_from([1.0, 1e-12, 1e9]))
+def test_checks_give_the_numpy_answers(f: PFunc, tol_scale: float) -> None:
+    f = PFunc._fast(f.x, f.c * tol_scale, f.left, f.end)
+    for check in (f.is_nondecreasing, f.is_nonnegative, f.is_piecewise_constant, f.scale):
+        small, big = _both(check)
+        assert small == big
+
+
+@settings(max_examples=200, deadline=None)
+@given(f=increasing_linear(), wobble=st.sampled_from([0.0, -1e-12, -1e-6, 1e-12, -0.0]))
+def test_checks_near_their_tolerance_give_the_numpy_answers(f: PFunc, wobble: float) -> None:
+    # values a rounding error below the previous one: the tolerance decides
+    c = f.c.copy()
+    c[-1] = c[-1] + wobble * np.arange(c.shape[1])
+    g = PFunc._fast(f.x, c, f.left, f.end + wobble)
+    for check in (g.is_nondecreasing, g.is_nonnegative):
+        small, big = _both(check)
+        assert small == big
+
+
+@st.composite
+def on_a_grid(draw: st.DrawFn) -> PFunc:
+    """Functions sharing breakpoints (0 among them sometimes) and values, so that
+    ties, crossings at breakpoints and equal pieces are common."""
+    xs = sorted(set(draw(st.lists(st.sampled_from([-2.0, 0.0, 1.0, 2.5, 4.0, 7.0]), min_size=1, max_size=5))))
+    if xs[0] == 0.0 and draw(st.booleans()):
+        xs[0] = -0.0  # beside another function's 0.0: which one the grid keeps is numpy's to say
+    degree = draw(st.integers(0, 3))
+    coefs = st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.0, 0.5, -3.0, 1e300, -1.5e308, 1.5e308])  # inf - inf: NaN
+    c = [[draw(coefs) for _ in xs[1:]] for _ in range(degree + 1)]
+    return PFunc._fast(np.array(xs), np.array(c, dtype=float).reshape(degree + 1, len(xs) - 1),
+                       draw(VALUES), draw(VALUES))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the array code's overflows, on purpose
+@settings(max_examples=400, deadline=None)
+@given(fs=st.lists(st.one_of(pfuncs(max_degree=3), on_a_grid()), min_size=2, max_size=4))
+def test_minimum_small_gives_the_numpy_bits(fs: list[PFunc]) -> None:
+    def run():
+        fields, index = combine.minimum(fs)
+        return _bits(fields), index.dtype, index.tobytes()
+
+    small, big = _both(run)
+    assert small == big
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")
+@settings(max_examples=300, deadline=None)
+@given(f=st.one_of(pfuncs(max_degree=3), on_a_grid()), g=st.one_of(pfuncs(max_degree=2), on_a_grid()),
+       at=st.lists(st.one_of(st.floats(-20.0, 400.0), st.sampled_from([0.0, -0.0, 1.0, 2.5, 7.0])), max_size=6))
+def test_product_and_value_give_the_numpy_bits(f: PFunc, g: PFunc, at: list[float]) -> None:
+    small, big = _both(lambda: f * g)
+    assert small == big
+    for t in at:
+        small, big = _both(lambda: f.value(t))
+        assert small == big
+
+
+@settings(max_examples=300, deadline=None)
+@given(segs=st.lists(st.tuples(st.floats(0.0, 5.0), st.lists(VALUES, min_size=1, max_size=3)), min_size=1, max_size=8),
+       p_end=VALUES)
+def test_progress_pieces_are_laid_out_as_the_array_code_did(segs: list, p_end: float) -> None:
+    from condor_rlrep.bottlemod import progress
+
+    seg_t = np.cumsum([s for s, _ in segs]).tolist()
+    seg_c = [list(c) for _, c in segs]
+    t_end = seg_t[-1] + 1.0
+    f, keep = progress._build(seg_t, seg_c, t_end, p_end)
+    if not keep:
+        return
+    deg = f.c.shape[0]
+    c = np.zeros((deg, len(keep)))  # the layout as it was written with numpy
+    for col, k in enumerate(keep):
+        co = seg_c[k][:deg]
+        c[deg - len(co):, col] = co[::-1]
+    assert f.c.shape == c.shape and f.c.tobytes() == c.tobytes() and f.c.flags.c_contiguous
+
+
+def test_unchanged_allocations_are_told_as_numpy_array_equal_tells() -> None:
+    from condor_rlrep.bottlemod.analysis import _same_allocs
+
+    a = PFunc.from_points([0.0, 1.0, 3.0], [0.0, 2.0, 2.0])
+    cases = [
+        (PFunc.from_points([0.0, 1.0, 3.0], [0.0, 2.0, 2.0]), True),
+        (PFunc.from_points([-0.0, 1.0, 3.0], [0.0, 2.0, 2.0]), True),  # -0.0 == 0.0
+        (PFunc.from_points([0.0, 1.0, 3.5], [0.0, 2.0, 2.0]), False),
+        (PFunc.from_points([0.0, 1.0], [0.0, 2.0]), False),  # other shape
+        (PFunc._fast(a.x, np.array([[2.0, 0.0]]), a.left, a.end), False),  # other degree
+        (PFunc._fast(a.x, a.c.copy(), a.left, 3.0), False),
+    ]
+    for g, same in cases:
+        assert _same_allocs({"r": a}, {"r": g}) is same
+        assert same == (np.array_equal(a.x, g.x) and np.array_equal(a.c, g.c) and a.end == g.end)
+    nan = PFunc._fast(np.array([0.0, np.nan]), np.array([[1.0]]), 0.0, 1.0)
+    nan2 = PFunc._fast(np.array([0.0, np.nan]), np.array([[1.0]]), 0.0, 1.0)
+    assert not _same_allocs({"r": nan}, {"r": nan2})  # NaN is unequal, as in numpy
+    assert _same_allocs({"r": nan}, {"r": nan})  # the same object: no comparison

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+import condor_rlrep.bottlemod.smallpaths as small
 from condor_rlrep.bottlemod.functions import PFunc, minimum
 from condor_rlrep.bottlemod.polynomial import REL_TOL
 from condor_rlrep.bottlemod.model import DataInput, Resource, Task, Workflow
@@ -147,8 +148,10 @@ def _close(a: float, b: float) -> bool:
 def _same_allocs(a: dict[str, PFunc], b: dict[str, PFunc]) -> bool:
     for k, f in a.items():
         g = b.get(k)
+        # numpy.array_equal, on lists: same shapes and == everywhere (NaN unequal, 0.0 == -0.0)
         if g is None or f is not g and not (
-            f.left == g.left and f.end == g.end and np.array_equal(f.x, g.x) and np.array_equal(f.c, g.c)
+            f.left == g.left and f.end == g.end and f.x.shape == g.x.shape and f.c.shape == g.c.shape
+            and f.x.tolist() == g.x.tolist() and f.c.tolist() == g.c.tolist()
         ):
             return False
     return True
@@ -224,6 +227,12 @@ def _start_time(pr: ProgressResult) -> float | None:
     f = pr.progress
     if f.n == 0:
         return float(f.x[0]) if f.end > 0 else None
+    values = small.piece_values(f.x, f.c)
+    if values is not None:
+        for i, (a, b) in enumerate(zip(*values)):
+            if b > a or a > 0:
+                return float(f.x[i])
+        return float(f.x[-1]) if f.end > 0 else None
     start, stop = f.piece_values()
     moving = np.flatnonzero((stop > start) | (start > 0))
     if moving.size:
@@ -238,13 +247,15 @@ def _bottlenecks(pr: ProgressResult, names, rnames, pd: PFunc, idx: np.ndarray,
     labs = pr.labels
     if labs.size:
         # progress pieces are contiguous: one interval per run of equal labels
-        cuts = np.flatnonzero(np.diff(labs)) + 1
-        starts = np.concatenate([[0], cuts])
-        ends = np.concatenate([cuts, [labs.size]])
-        for a, b in zip(starts.tolist(), ends.tolist()):
-            lab = int(labs[a])
-            kind, name = names[lab] if lab >= 0 else rnames[-1 - lab]
-            out.append(Bottleneck(float(f.x[a]), float(f.x[b]), kind, name))
+        runs = labs.tolist()
+        xs = f.x.tolist()
+        a = 0
+        for b in range(1, len(runs) + 1):
+            if b == len(runs) or runs[b] != runs[a]:
+                lab = runs[a]
+                kind, name = names[lab] if lab >= 0 else rnames[-1 - lab]
+                out.append(Bottleneck(xs[a], xs[b], kind, name))
+                a = b
     if pr.finish is None and pr.stalled_at is not None:
         p = f.end
         if pd.end <= p + REL_TOL * pmax or not res:

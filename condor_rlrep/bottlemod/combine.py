@@ -25,6 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
+import condor_rlrep.bottlemod.smallpaths as small
 from condor_rlrep.bottlemod.polynomial import poly_roots
 
 __all__ = ["Piecewise", "Fields", "recenter", "add", "product", "minimum", "compose"]
@@ -62,7 +63,7 @@ def recenter(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
     Points outside ``[x0, x_end)`` get the constant extensions.
     """
     m = at.size
-    if m <= _SMALL and f.x.size <= _SMALL:
+    if m <= small.LIMIT and f.x.size <= small.LIMIT:
         return _recenter_small(f, at, k)
     out = np.zeros((k + 1, m))
     idx = f.x.searchsorted(at, side="right") - 1
@@ -82,40 +83,9 @@ def recenter(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
     return out
 
 
-_SMALL = 24
-"""Up to this many points and breakpoints :func:`recenter` works on Python
-floats: numpy's per-call cost (~1 µs a ufunc, a dozen of them) dominates
-arrays of a few elements, and the small models (the paper's have 2–10
-pieces) call it hundreds of times per analysis."""
-
-
 def _recenter_small(f: Piecewise, at: np.ndarray, k: int) -> np.ndarray:
-    """:func:`recenter` point by point, the same floating-point operations in
-    the same order (so the same bits: ``acc = acc * h + C(m, j) * a_m`` from
-    ``acc = 0.0``), without numpy's per-call cost."""
-    xs = f.x.tolist()
-    n = len(xs) - 1
-    out = [[0.0] * at.size for _ in range(k + 1)]
-    first = out[0]
-    left, end = float(f.left), float(f.end)
-    d = f.c.shape[0] - 1
-    cols = f.c.T.tolist() if n else []  # per piece, descending powers
-    combs = [[float(math.comb(mm, j)) for mm in range(d + 1)] for j in range(d + 1)]
-    for p, t in enumerate(at.tolist()):
-        i = bisect.bisect_right(xs, t) - 1
-        if i < 0:
-            first[p] = left
-        elif i >= n:
-            first[p] = end
-        else:
-            h = t - xs[i]
-            desc = cols[i]  # desc[d - mm] is the coefficient of s**mm
-            for j in range(d + 1):
-                comb = combs[j]
-                acc = 0.0
-                for mm in range(d, j - 1, -1):
-                    acc = acc * h + comb[mm] * desc[d - mm]
-                out[j][p] = acc
+    """:func:`recenter` point by point (:func:`~.smallpaths.recenter`)."""
+    out = small.recenter(small.unpack(f), at.tolist(), k)
     return np.array(out, dtype=float).reshape(k + 1, at.size)
 
 
@@ -139,6 +109,14 @@ def add(f: Piecewise, g: Piecewise, sign: float) -> Fields:
 
 def product(f: Piecewise, g: Piecewise) -> Fields:
     """``f * g``, of degree ``f.degree + g.degree``."""
+    if f.x.size <= small.LIMIT and g.x.size <= small.LIMIT:
+        done = small.product(f, g)
+        if done is not None:
+            grid, rows = done
+            if len(grid) == 1:
+                return np.array(grid), np.zeros((1, 0)), f.left * g.left, f.end * g.end
+            return (np.array(grid), np.array([row[:-1] for row in reversed(rows)], dtype=float),
+                    f.left * g.left, f.end * g.end)
     grid = _merged_grid([f, g])
     a, b = recenter(f, grid, f.degree), recenter(g, grid, g.degree)
     asc = np.zeros((f.degree + g.degree + 1, grid.size))
@@ -151,6 +129,10 @@ def product(f: Piecewise, g: Piecewise) -> Fields:
 def minimum(fs: Sequence[Piecewise]) -> tuple[Fields, np.ndarray]:
     """Pointwise minimum of two or more functions and the index of the
     minimal one, as :func:`~condor_rlrep.bottlemod.functions.minimum` says."""
+    if all(f.x.size <= small.LIMIT for f in fs):
+        done = small.minimum(fs)
+        if done is not None:
+            return done
     grid = _merged_grid(fs)
     k = max(f.degree for f in fs)
     # Split every merged interval at the crossings of any two functions.
@@ -209,7 +191,7 @@ def compose(outer: Piecewise, inner: Piecewise) -> Fields:
             value = float(outer.value(inner.end))
             return np.array([float(inner.x[0])]), np.zeros((1, 0)), value, value
         return inner.x, np.zeros((1, 0)), outer.value(inner.left), outer.value(inner.end)
-    if inner.is_linear and inner.x.size <= _SMALL and outer.x.size <= _SMALL:
+    if inner.is_linear and inner.x.size <= small.LIMIT and outer.x.size <= small.LIMIT:
         return _compose_small(outer, inner, ko, ki, k)
     # Times at which inner reaches each of outer's breakpoints, piece by piece.
     start, stop = inner.piece_values()
@@ -273,7 +255,7 @@ def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int)
     """:func:`compose` of a piecewise-linear ``inner`` with few pieces, on
     Python floats: the same floating-point operations in the same order as
     the array code (so the same bits), without numpy's per-call cost on
-    arrays of a few elements (see :data:`_SMALL`)."""
+    arrays of a few elements (see :mod:`~condor_rlrep.bottlemod.smallpaths`)."""
     xs = inner.x.tolist()
     n = len(xs) - 1
     rows = inner.c.tolist()  # descending powers, one row per power
@@ -288,9 +270,16 @@ def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int)
         lo, hi = bisect.bisect_right(ob, starts[i]), bisect.bisect_left(ob, stop)
         for j in range(lo, hi):  # times inner reaches outer's breakpoints inside the piece
             extra.append(xs[i] + (ob[j] - starts[i]) / rows[0][i])
-    grid = np.unique(np.concatenate([inner.x, np.asarray(extra, dtype=float)])) if extra else inner.x
-    g = grid.tolist()
-    ia = recenter(inner, grid[:-1], ki).tolist()
+    if not extra:
+        grid, g = inner.x, xs
+    else:
+        g = small.unique(xs + extra)
+        if g is None:  # 0.0 and -0.0 among them: numpy's choice
+            grid = np.unique(np.concatenate([inner.x, np.asarray(extra, dtype=float)]))
+            g = grid.tolist()
+        else:
+            grid = np.array(g)
+    ia = small.recenter(small.unpack(inner), g[:-1], ki)
     size = len(g)
     asc = [[0.0] * size for _ in range(k + 1)]
     nout = len(ob) - 1
@@ -324,8 +313,24 @@ def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int)
             row = asc[r]
             for v, col in zip(res[r], sel):
                 row[col] = v
-    return _from_asc(grid, np.array(asc, dtype=float).reshape(k + 1, size),
-                     outer.value(inner.left), outer.value(inner.end))
+    # _from_asc, on the lists: descending rows without the last point's column (size >= 2 here)
+    return (grid, np.array([row[:-1] for row in reversed(asc)], dtype=float),
+            _value_small(outer, ob, outer_cols, inner.left), _value_small(outer, ob, outer_cols, inner.end))
+
+
+def _value_small(f: Piecewise, xs: list[float], cols: list[list[float]], t: float) -> float:
+    """``f.value(t)`` from ``f``'s lists (breakpoints, per-piece descending
+    coefficients): the same Horner steps."""
+    if t < xs[0]:
+        return f.left
+    i = bisect.bisect_right(xs, t) - 1
+    if i >= len(xs) - 1:
+        return f.end
+    s = t - xs[i]
+    acc = 0.0
+    for coef in cols[i]:
+        acc = acc * s + coef
+    return float(acc)
 
 
 def _polymul_small(a: list[list[float]], b: list[list[float]], k: int) -> list[list[float]]:

@@ -41,6 +41,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import condor_rlrep.bottlemod.combine as combine
+import condor_rlrep.bottlemod.smallpaths as small
 from condor_rlrep.bottlemod.polynomial import REL_TOL, poly_at, roots_desc
 
 __all__ = ["PFunc", "minimum"]
@@ -101,7 +102,11 @@ class PFunc:
         the first point the function equals the first ``y``; from the last
         point on it equals the last ``y``.
         """
+        if small.float_lists(xs, ys, "points"):  # (a model file's points)
+            return cls._fast(*small.points(xs, ys))  # type: ignore[arg-type]
         xs, ys = _paired(xs, ys, "points", "y")
+        if xs.size <= small.LIMIT:
+            return cls._fast(*small.points(xs.tolist(), ys.tolist()))
         if ((xs[1:] - xs[:-1]) < 0).any():
             raise ValueError("point x values must be non-decreasing")
         # Pieces are the spans between consecutive points with distinct x.
@@ -127,10 +132,19 @@ class PFunc:
     def from_steps(cls, xs: Sequence[float], values: Sequence[float]) -> PFunc:
         """Piecewise-constant: ``values[i]`` on ``[xs[i], xs[i+1])``, the last
         value from ``xs[-1]`` on, and ``values[0]`` before ``xs[0]``."""
-        xs, vs = _paired(xs, values, "steps", "value")
-        if ((xs[1:] - xs[:-1]) <= 0).any():
+        if small.float_lists(xs, values, "steps"):
+            xl, vl = xs, values
+            xs = np.array(xl)
+        else:
+            xs, vs = _paired(xs, values, "steps", "value")
+            if xs.size > small.LIMIT:
+                if ((xs[1:] - xs[:-1]) <= 0).any():
+                    raise ValueError("step x values must be strictly increasing")
+                return cls._fast(xs, vs[:-1].reshape(1, -1), vs[0], vs[-1])
+            xl, vl = xs.tolist(), vs.tolist()
+        if any(b - a <= 0 for a, b in zip(xl, xl[1:])):  # type: ignore[operator]
             raise ValueError("step x values must be strictly increasing")
-        return cls._fast(xs, vs[:-1].reshape(1, -1), vs[0], vs[-1])
+        return cls._fast(xs, np.array([vl[:-1]]), vl[0], vl[-1])  # type: ignore[index]
 
     @classmethod
     def from_ppoly(cls, pp, left: float | None = None, end: float | None = None) -> PFunc:
@@ -186,6 +200,16 @@ class PFunc:
         x = self.x
         if t < x[0]:
             return self.left
+        if x.size <= small.LIMIT:  # Python floats: the same arithmetic without numpy scalars
+            xl = x.tolist()
+            i = bisect.bisect_right(xl, t) - 1
+            if i >= self.n:
+                return self.end
+            s = t - xl[i]
+            acc = 0.0
+            for coef in self.c[:, i].tolist():
+                acc = acc * s + coef
+            return float(acc)
         i = bisect.bisect_right(x, t) - 1 if x.size < 64 else int(np.searchsorted(x, t, side="right")) - 1
         if i >= self.n:
             return self.end
@@ -225,6 +249,13 @@ class PFunc:
     # -------------------------------------------------------------- properties
     def is_nondecreasing(self) -> bool:
         """True when the function never decreases (within :data:`REL_TOL`)."""
+        values = small.piece_values(self.x, self.c) if self.is_linear else None
+        if values is not None:
+            start, stop = values
+            tol = REL_TOL * small.scale(self.left, self.end, start, stop)
+            return (start[0] >= self.left - tol and self.end >= stop[-1] - tol
+                    and all(a >= b - tol for a, b in zip(start[1:], stop))
+                    and all(b >= a - tol for a, b in zip(start, stop)))
         tol = REL_TOL * self.scale()
         if self.n == 0:
             return self.end >= self.left - tol
@@ -248,6 +279,12 @@ class PFunc:
         return True
 
     def is_nonnegative(self) -> bool:
+        values = small.piece_values(self.x, self.c) if self.is_linear else None
+        if values is not None:
+            start, stop = values
+            tol = REL_TOL * small.scale(self.left, self.end, start, stop)
+            return not (self.left < -tol or self.end < -tol or any(v < -tol for v in start)
+                        or any(v < -tol for v in stop))
         tol = REL_TOL * self.scale()
         if self.left < -tol or self.end < -tol:
             return False
@@ -267,7 +304,7 @@ class PFunc:
         return True
 
     def is_piecewise_constant(self) -> bool:
-        return self.n == 0 or bool((self.c[:-1] == 0.0).all())
+        return self.n == 0 or not self.c[:-1].any()  # (NaN is "any", and not == 0.0)
 
     # -------------------------------------------------------------- operations
     def derivative(self) -> PFunc:
@@ -427,7 +464,10 @@ def _paired(xs: Sequence[float], ys: Sequence[float], what: str, second: str) ->
     ys = np.asarray(ys, dtype=float)
     if xs.ndim != 1 or xs.shape != ys.shape or xs.size == 0:
         raise ValueError(f"{what} need matching, non-empty x and {second} lists")
-    if not (np.isfinite(xs).all() and np.isfinite(ys).all()):
+    if xs.size <= small.LIMIT:
+        if not all(map(math.isfinite, xs.tolist())) or not all(map(math.isfinite, ys.tolist())):
+            raise ValueError(f"{what} must be finite numbers")
+    elif not (np.isfinite(xs).all() and np.isfinite(ys).all()):
         raise ValueError(f"{what} must be finite numbers")
     return xs, ys
 

@@ -162,13 +162,9 @@ def parse_function(spec: Any, item: str, source: str | None = None) -> PFunc:
             if not isinstance(body, Mapping) or "x" not in body or "c" not in body:
                 fail("'ppoly' needs 'x' and 'c'")
             return PFunc(body["x"], body["c"], spec.get("left"), spec.get("end"))
-        pairs = spec[kind]
-        if not isinstance(pairs, list) or not pairs or not all(
-            isinstance(p, list) and len(p) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool)
-                                                        for v in p) for p in pairs):
+        xs, ys = _number_pairs(spec[kind])
+        if not xs:
             fail(f"'{kind}' must be a non-empty list of [x, y] number pairs")
-        xs = [_as_float(p[0]) for p in pairs]
-        ys = [_as_float(p[1]) for p in pairs]
         return PFunc.from_points(xs, ys) if kind == "points" else PFunc.from_steps(xs, ys)
     except (ValueError, TypeError) as err:
         fail(str(err))
@@ -238,6 +234,26 @@ def _number(v: Any, item: str, fail) -> float:
     return float(v)
 
 
+def _number_pairs(pairs: Any) -> tuple[list[float], list[float]]:
+    """``pairs``, a list of [x, y] number pairs (bools are not numbers), as
+    float lists (:func:`_as_float`); two empty lists when it is not one."""
+    xs: list[float] = []
+    ys: list[float] = []
+    if not isinstance(pairs, list):
+        return xs, ys
+    for p in pairs:
+        if not isinstance(p, list) or len(p) != 2:
+            return [], []
+        x, y = p
+        for v in p:
+            kind = type(v)
+            if kind is not float and kind is not int and (not isinstance(v, (int, float)) or isinstance(v, bool)):
+                return [], []
+        xs.append(x if type(x) is float else _as_float(x))
+        ys.append(y if type(y) is float else _as_float(y))
+    return xs, ys
+
+
 def _as_float(v: int | float) -> float:
     """``float(v)``, or ±inf for an integer beyond float range (a dict built in code)."""
     try:
@@ -247,8 +263,8 @@ def _as_float(v: int | float) -> float:
 
 
 def _check_keys(spec: Mapping[str, Any], allowed: set[str], item: str, fail) -> None:
-    extra = sorted(set(spec) - allowed)
-    if extra:
+    if not allowed.issuperset(spec):
+        extra = sorted(set(spec) - allowed)
         fail(f"{item}.{extra[0]}" if item else extra[0], "unknown key")
 
 

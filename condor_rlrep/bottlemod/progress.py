@@ -177,7 +177,7 @@ def compute_progress(
     # one threshold keeps the finish time monotone in the inputs.
     pdone = pmax - ptol
     pd = _Fn(data_limit)
-    labels = list(np.asarray(data_labels).tolist())
+    labels = data_labels.tolist() if isinstance(data_labels, np.ndarray) else [int(v) for v in data_labels]
     allocs = [_Fn(a) for a, _ in resources]
     reqs = [_Fn(q) for _, q in resources]
     nres = len(resources)
@@ -367,9 +367,12 @@ def _build(seg_t: list[float], seg_c: list[list[float]], t_end: float, p_end: fl
             if co[d] != 0.0:
                 deg = d + 1
                 break
-    c = np.zeros((deg, len(keep)))
+    # c[deg - len(co):, col] = co[::-1], built as rows (no numpy call per segment)
+    rows = [[0.0] * len(keep) for _ in range(deg)]
     for col, k in enumerate(keep):
         co = seg_c[k][:deg]
-        c[deg - len(co):, col] = co[::-1]
+        for j, v in enumerate(reversed(co), deg - len(co)):
+            rows[j][col] = v
+    c = np.array(rows, dtype=float)
     x = np.array([xs[k] for k in keep] + [t_end])
     return PFunc._fast(x, c, 0.0, p_end), keep
