@@ -3,8 +3,10 @@
 The simulator rematches a freed machine at its next negotiation tick. Live,
 a completed job's slot is handed by the schedd straight to the next idle job
 of the same user (claim reuse: no negotiation), while a *removed* replica's
-slot goes through the startd's kill, back to Unclaimed, its next update and
-a negotiation cycle. :func:`measure_turnaround` reads that from the runs' own
+slot first has the job shut down (the reaper's removal, the startd's
+deactivate, the starter's exit: ≈ 2 s in the StartLog of a 25.14 replay
+pool) before its claim runs the next job. :func:`measure_turnaround` reads
+that from the runs' own
 node logs (``<dag>.nodes.log``, the events ``status``/``report`` read) and
 the plan's owner sessions:
 

@@ -116,10 +116,10 @@ class EngineConfig:
     of keyboard idleness, ``StartIdleTime``); 0: at once."""
     slot_turnaround: float = 0.0
     """Seconds a machine freed by :meth:`Engine.cancel` (a removed replica)
-    waits before it can be matched again: live, the startd kills the job and
-    the slot returns to the negotiator through a new cycle, where a
-    completed job's slot is reused at once by the schedd's claim
-    (docs/simulator.md §3); 0: at once."""
+    waits before it can be matched again: live, the startd first shuts the
+    removed job down (its starter and processes gone, seconds) before the
+    claim can run the next job, where a completed job's slot is reused at
+    once by the schedd's claim (docs/simulator.md §3); 0: at once."""
 
     def __post_init__(self) -> None:
         if not self.owner_idle >= 0:
