@@ -40,6 +40,9 @@ NEVER_IDLE = 10_000_000
 """Idle seconds of a slot whose owner was never seen (the simulator's "never
 used = idle for ever", as a number a rank can order)."""
 IDLE_ATTRIBUTE = "TraceKeyboardIdle"
+DISK_PER_SLOT_KB = 4 * 1024 * 1024
+"""Disk each slot advertises (KB): above the 1 GB a plain job requests by
+default (the replay's tasks are ``sleep``: nothing is written)."""
 
 
 def _num(value: float) -> str:
@@ -115,6 +118,9 @@ PREEN =
 NUM_CPUS = {plan.slots}
 NUM_SLOTS = {plan.slots}
 MEMORY = {512 * plan.slots}
+# every slot advertises DISK_PER_SLOT_KB: the startd otherwise splits the partition's free space among the
+# slots, and a job's default RequestDisk (1 GB) matches no slot once S is in the hundreds
+DISK = {DISK_PER_SLOT_KB * plan.slots}
 
 # owners from the trace, as expressions of time() against the replay's origin
 ReplayOrigin = {_num(origin)}
