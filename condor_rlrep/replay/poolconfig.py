@@ -140,7 +140,9 @@ MAXJOBRETIREMENTTIME = 0
 RANK = 0
 NEGOTIATOR_CONSIDER_PREEMPTION = False
 POLLING_INTERVAL = 1
-UPDATE_INTERVAL = 2
+# the startd sends a slot's ad at once when its state changes; the periodic resend of every ad is only a
+# refresh — every 2 s it was 150 ads/s at 300 slots, on a loaded machine enough to starve the startd
+UPDATE_INTERVAL = 10
 
 # negotiation and the schedd at a pace that fits the compressed trace
 NEGOTIATOR_INTERVAL = {interval}
@@ -151,8 +153,11 @@ SCHEDD_MIN_INTERVAL = 1
 JOB_START_DELAY = 0
 JOB_START_COUNT = 50
 PERIODIC_EXPR_INTERVAL = 2
-STARTER_UPDATE_INTERVAL = 2
-SHADOW_QUEUE_UPDATE_INTERVAL = 2
+# job events (execute, evict, terminate) are logged when they happen whatever these are; the periodic
+# starter → shadow/startd and shadow → schedd updates only refresh usage, and at 2 s for a hundred running
+# jobs they kept the startd too busy to answer: shadows timed out activating claims (exit 108)
+STARTER_UPDATE_INTERVAL = 60
+SHADOW_QUEUE_UPDATE_INTERVAL = 60
 START_LOCAL_UNIVERSE = True
 START_SCHEDULER_UNIVERSE = True
 
