@@ -102,7 +102,7 @@ def _evaluate(expression: str, slot: int, now: float) -> object:
 ])
 def test_owner_expression_follows_the_sessions(slot, now, present):
     plan = _hand_plan()
-    assert _evaluate(lambda origin: owner_expression(plan, origin), slot, now) is present
+    assert _evaluate(lambda origin: owner_expression(plan, origin, slot), slot, now) is present
     assert plan.owner_present(slot - 1, now) is present
 
 
@@ -111,7 +111,7 @@ def test_owner_expression_follows_the_sessions(slot, now, present):
 ])
 def test_idle_expression_counts_from_the_last_logout(slot, now, idle):
     plan = _hand_plan()
-    value = _evaluate(lambda origin: idle_expression(plan, origin), slot, now)
+    value = _evaluate(lambda origin: idle_expression(plan, origin, slot), slot, now)
     assert value == pytest.approx(idle, abs=1.01)  # time() has whole seconds
 
 
@@ -120,6 +120,25 @@ def test_pool_config_has_static_slots_and_the_owner_policy():
     assert "NUM_SLOTS = 2" in text and "PartitionableSlot" not in text
     assert "START = (OwnerPresent =!= True)" in text and "PREEMPT = (OwnerPresent =?= True)" in text
     assert "WANT_VACATE = False" in text and "MachineMaxVacateTime = 0" in text
+    # each slot's ad carries its own sessions only (SLOT<k>_ values); slot 2 has none and keeps the defaults
+    lines = dict(line.split(" = ", 1) for line in text.splitlines() if " = " in line)
+    assert lines["OwnerPresent"] == "False" and lines["TraceKeyboardIdle"] == f"({NEVER_IDLE} + (time() - 1000))"
+    assert lines["SLOT1_OwnerPresent"] == ("(((time() - 1000) >= 10 && (time() - 1000) < 20) || "
+                                           "((time() - 1000) >= 40 && (time() - 1000) < 45))")
+    assert "SLOT1_TraceKeyboardIdle" in lines and "SLOT2_OwnerPresent" not in lines
+    assert "SlotID" not in text
+    assert "DISK = 8388608" in text  # 4 GB per slot: a job's default 1 GB request fits however many slots
+
+
+def test_a_slot_ad_does_not_grow_with_the_other_slots():
+    # 300 slots of one session each: every slot's expression names one session, not 300
+    plan = _hand_plan()
+    plan.machines = [f"m{i}" for i in range(300)]
+    plan.sessions = [[(float(i), float(i) + 5.0)] for i in range(300)]
+    text = pool_config(plan, release="/r", local_dir="/l", port=1234, origin=1000.0, user="u")
+    owner = [line for line in text.splitlines() if line.startswith("SLOT300_OwnerPresent = ")]
+    assert owner == ["SLOT300_OwnerPresent = (((time() - 1000) >= 299 && (time() - 1000) < 304))"]
+    assert max(len(line) for line in text.splitlines()) < 400
 
 
 def test_plan_trace_is_what_the_simulator_runs():

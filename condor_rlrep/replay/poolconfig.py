@@ -5,7 +5,13 @@ Owner presence is a ClassAd expression of ``time()`` published in every
 slot ad (``OwnerPresent``), computed from the plan's sessions against the
 replay's origin (an epoch written into the configuration), so the startd
 and the negotiator see an owner arrive at the second it does — no cron, no
-reconfiguration during the run:
+reconfiguration during the run. Each slot gets its own value
+(``SLOT<k>_OwnerPresent``, ``SLOT<k>_TraceKeyboardIdle``: the startd reads
+a ``SLOT<k>_`` value of a ``STARTD_ATTRS`` name before the plain one), so a
+slot's ad carries only its own sessions: one expression over every slot's
+sessions made each ad grow with the whole plan (≈ 100 KB per ad at 300 slots
+and 550 sessions, sent to the collector and the negotiator every few seconds
+for every slot — the daemons' CPU grew as S²):
 
 * ``START = OwnerPresent =!= True``: a slot with its owner takes no job;
 * ``PREEMPT = OwnerPresent =?= True`` with ``WANT_VACATE = False`` and
@@ -34,6 +40,9 @@ NEVER_IDLE = 10_000_000
 """Idle seconds of a slot whose owner was never seen (the simulator's "never
 used = idle for ever", as a number a rank can order)."""
 IDLE_ATTRIBUTE = "TraceKeyboardIdle"
+DISK_PER_SLOT_KB = 4 * 1024 * 1024
+"""Disk each slot advertises (KB): above the 1 GB a plain job requests by
+default (the replay's tasks are ``sleep``: nothing is written)."""
 
 
 def _num(value: float) -> str:
@@ -44,32 +53,31 @@ def _now(origin: float) -> str:
     return f"(time() - {_num(origin)})"
 
 
-def owner_expression(plan: ReplayPlan, origin: float) -> str:
-    """``OwnerPresent`` for every slot: one disjunction keyed on ``SlotID``."""
+def owner_expression(plan: ReplayPlan, origin: float, slot: int) -> str:
+    """``OwnerPresent`` of slot ``slot`` (1-based): true inside its sessions."""
     now = _now(origin)
-    parts = []
-    for index, sessions in enumerate(plan.sessions):
-        if not sessions:
-            continue
-        spans = " || ".join(f"({now} >= {_num(a)} && {now} < {_num(b)})" for a, b in sessions)
-        parts.append(f"(SlotID == {index + 1} && ({spans}))")
-    return "(" + " || ".join(parts) + ")" if parts else "False"
+    spans = " || ".join(f"({now} >= {_num(a)} && {now} < {_num(b)})" for a, b in plan.sessions[slot - 1])
+    return f"({spans})" if spans else "False"
 
 
-def idle_expression(plan: ReplayPlan, origin: float) -> str:
-    """Seconds since the slot's owner last left (0 while present)."""
+def idle_expression(plan: ReplayPlan, origin: float, slot: int) -> str:
+    """Seconds since slot ``slot``'s (1-based) owner last left (0 while present)."""
     now = _now(origin)
-    per_slot = []
-    for index, sessions in enumerate(plan.sessions):
-        value = f"({NEVER_IDLE} + {now})"
-        for a, b in sessions:  # later sessions wrap the earlier ones: the last one past wins
-            value = (f"ifThenElse({now} >= {_num(b)}, {now} - {_num(b)}, "
-                     f"ifThenElse({now} >= {_num(a)}, 0, {value}))")
-        per_slot.append((index + 1, value))
-    out = "0"
-    for slot, value in reversed(per_slot):
-        out = f"ifThenElse(SlotID == {slot}, {value}, {out})"
-    return out
+    value = f"({NEVER_IDLE} + {now})"
+    for a, b in plan.sessions[slot - 1]:  # later sessions wrap the earlier ones: the last one past wins
+        value = (f"ifThenElse({now} >= {_num(b)}, {now} - {_num(b)}, "
+                 f"ifThenElse({now} >= {_num(a)}, 0, {value}))")
+    return value
+
+
+def _per_slot(plan: ReplayPlan, origin: float) -> str:
+    """The slots' own values; a slot without sessions keeps the plain defaults."""
+    lines = []
+    for slot in range(1, plan.slots + 1):
+        if plan.sessions[slot - 1]:
+            lines.append(f"SLOT{slot}_OwnerPresent = {owner_expression(plan, origin, slot)}")
+            lines.append(f"SLOT{slot}_{IDLE_ATTRIBUTE} = {idle_expression(plan, origin, slot)}")
+    return "\n".join(lines)
 
 
 def pool_config(plan: ReplayPlan, *, release: str, local_dir: str, port: int, origin: float,
@@ -110,11 +118,15 @@ PREEN =
 NUM_CPUS = {plan.slots}
 NUM_SLOTS = {plan.slots}
 MEMORY = {512 * plan.slots}
+# every slot advertises DISK_PER_SLOT_KB: the startd otherwise splits the partition's free space among the
+# slots, and a job's default RequestDisk (1 GB) matches no slot once S is in the hundreds
+DISK = {DISK_PER_SLOT_KB * plan.slots}
 
 # owners from the trace, as expressions of time() against the replay's origin
 ReplayOrigin = {_num(origin)}
-OwnerPresent = {owner_expression(plan, origin)}
-{IDLE_ATTRIBUTE} = {idle_expression(plan, origin)}
+OwnerPresent = False
+{IDLE_ATTRIBUTE} = ({NEVER_IDLE} + {_now(origin)})
+{_per_slot(plan, origin)}
 STARTD_ATTRS = $(STARTD_ATTRS) ReplayOrigin OwnerPresent {IDLE_ATTRIBUTE}
 START = (OwnerPresent =!= True)
 PREEMPT = (OwnerPresent =?= True)
@@ -128,7 +140,9 @@ MAXJOBRETIREMENTTIME = 0
 RANK = 0
 NEGOTIATOR_CONSIDER_PREEMPTION = False
 POLLING_INTERVAL = 1
-UPDATE_INTERVAL = 2
+# the startd sends a slot's ad at once when its state changes; the periodic resend of every ad is only a
+# refresh — every 2 s it was 150 ads/s at 300 slots, on a loaded machine enough to starve the startd
+UPDATE_INTERVAL = 10
 
 # negotiation and the schedd at a pace that fits the compressed trace
 NEGOTIATOR_INTERVAL = {interval}
@@ -139,8 +153,11 @@ SCHEDD_MIN_INTERVAL = 1
 JOB_START_DELAY = 0
 JOB_START_COUNT = 50
 PERIODIC_EXPR_INTERVAL = 2
-STARTER_UPDATE_INTERVAL = 2
-SHADOW_QUEUE_UPDATE_INTERVAL = 2
+# job events (execute, evict, terminate) are logged when they happen whatever these are; the periodic
+# starter → shadow/startd and shadow → schedd updates only refresh usage, and at 2 s for a hundred running
+# jobs they kept the startd too busy to answer: shadows timed out activating claims (exit 108)
+STARTER_UPDATE_INTERVAL = 60
+SHADOW_QUEUE_UPDATE_INTERVAL = 60
 START_LOCAL_UNIVERSE = True
 START_SCHEDULER_UNIVERSE = True
 
