@@ -162,6 +162,8 @@ def main() -> None:
     parser.add_argument("--replicas", type=int, default=3)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--no-bytecode", action="store_true",
+                        help="compile every module from source on each run (as under PYTHONDONTWRITEBYTECODE)")
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="bench-status-"))
     try:
@@ -171,10 +173,16 @@ def main() -> None:
         log = Path(str(dag) + ".nodes.log")
         env = dict(os.environ)
         env["XDG_CACHE_HOME"] = str(work / "cache")
+        if not args.no_bytecode:  # bytecode as an installation has it (an editable one under
+            # PYTHONDONTWRITEBYTECODE would compile ~20 modules on every call), for both sides
+            env.pop("PYTHONDONTWRITEBYTECODE", None)
+            env["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
         cli = str(Path(sys.executable).parent / "condor-rlrep")
         anchor = [sys.executable, "-c", ANCHOR, str(log)]
         ours = [cli, "status", str(dag), "--json"]
-        timed([sys.executable, "-c", "import htcondor2, condor_rlrep.runreport.load"], env)  # warm the page cache
+        timed(anchor, env)  # warm the page cache (and write the bytecode)
+        timed(ours, env)
+        shutil.rmtree(work / "cache", ignore_errors=True)
         anchors, colds, warms = [], [], []
         cpu: dict[str, list[float]] = {"anchor": [], "cold": [], "warm": []}
         rss: dict[str, list[float]] = {"anchor": [], "cold": [], "warm": []}
@@ -200,7 +208,8 @@ def main() -> None:
         ra, rc, rw = (statistics.median(rss[k]) for k in ("anchor", "cold", "warm"))
         print(f"DAG {args.nodes} nodes ({nodes_seen} in the status), node log {log.stat().st_size / 1e6:.1f} MB, "
               f"{events} events; set-up {setup:.1f} s; load average {os.getloadavg()[0]:.2f} "
-              f"on {os.cpu_count()} CPUs; median of {args.repeat}")
+              f"on {os.cpu_count()} CPUs; median of {args.repeat}; "
+              f"{'no bytecode (every module compiled)' if args.no_bytecode else 'bytecode written by a first run'}")
         print("                                          wall                        CPU (user+sys)")
         print(f"anchor: bare htcondor2.JobEventLog loop   {a:6.2f} s                    {ca:6.2f} s")
         print(f"status, cold (first call, no checkpoint)  {c:6.2f} s   x{c / a:.2f} of anchor   {cc:6.2f} s   x{cc / ca:.2f}")

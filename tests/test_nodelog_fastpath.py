@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from condor_rlrep.condor.eventlog import read_events, rebuild_cluster
 from condor_rlrep.runreport import nodelog
@@ -112,3 +114,22 @@ def test_status_keeps_summaries_and_rebuilds_a_history_only_when_read(tmp_path: 
         for a, b in zip(items, again):
             assert a.summary == b.summary
             assert a.history == b.history, node  # rebuilt on first read, equal to report's
+
+
+_KINDS = st.sampled_from([0, 1, 2, 4, 5, 7, 9, 12, 13, 16, 24, 28, 6])
+_VALUES = st.one_of(st.none(), st.sampled_from(["", "A", "slot1_1@h1", "slot2@h2", "h3"]),
+                    st.sampled_from([0, 1, 2, -9, 1023, 1009, 3]))
+
+
+@settings(max_examples=400, deadline=None)
+@given(records=st.lists(st.tuples(_KINDS, st.integers(0, 3), st.integers(0, 8).map(float), _VALUES), max_size=40),
+       node=st.sampled_from([None, "", "N"]))
+def test_the_lean_summary_is_the_summary_of_the_replayed_history(records: list, node: str | None) -> None:
+    """``status``'s summary (runs as tuples, no history kept) equals
+    :func:`summarize` of the history ``report`` rebuilds, on any records."""
+    from condor_rlrep.runreport.clusters import proc_states, summarize
+
+    lean = ClusterEvents(7, node, CompactEvents(records), keep_history=False)
+    full = ClusterEvents(7, node, CompactEvents(records))
+    assert lean.summary() == summarize(full.history(), proc_states(full.events)) == full.summary()
+    assert lean._history is None

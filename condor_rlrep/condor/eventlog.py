@@ -27,7 +27,7 @@ import re
 import sys
 import time
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from condor_rlrep.errors import InputError
@@ -307,8 +307,29 @@ def replay_cluster(
     ``ReasonCode`` (EVICTED), a valid ``KeyboardIdle`` of an execute's
     job-ad-information event (else None). The status reader
     (:mod:`condor_rlrep.runreport.clusters`) keeps its events in this form."""
+    history, runs = replay_runs(records, cluster, now=now, node_of=node_of)
+    history.invocations = [Invocation(*run) for run in runs]
+    return history
+
+
+def replay_runs(
+    records: Iterable[tuple[int, int, float, Any, Any]],
+    cluster: int,
+    *,
+    now: float | None = None,
+    node_of: Mapping[int, str] | None = None,
+    detail: bool = True,
+) -> tuple[ClusterHistory, list[tuple[Any, ...]]]:
+    """:func:`replay_cluster` with the invocations as plain tuples
+    ``(replica, host, start, end, ended_by, exit_code)`` (the fields of an
+    :class:`~condor_rlrep.outcome.Invocation`, in order) beside a history
+    whose ``invocations`` stay empty: a summary of a long cluster (100,000
+    evictions in a big log) needs no object per run. ``detail=False`` also
+    leaves ``slots`` and ``keyboard_idle`` empty."""
     history = ClusterHistory(cluster=cluster)
     open_runs: dict[int, tuple[float, str | None]] = {}
+    runs: list[tuple[Any, ...]] = []
+    append = runs.append
 
     def close(proc: int, at: float, ended_by: str, code: int | None = None, *, terminal: bool = False) -> None:
         started = open_runs.pop(proc, None)
@@ -316,49 +337,33 @@ def replay_cluster(
             if terminal:
                 # Terminated with no execute seen (log begins mid-run): the run
                 # still counts, with no measurable length.
-                history.invocations.append(Invocation(proc, None, at, at, ended_by, code))  # type: ignore[arg-type]
+                append((proc, None, at, at, ended_by, code))
             return
         start, host = started
-        history.invocations.append(Invocation(proc, host, start, max(start, at), ended_by, code))  # type: ignore[arg-type]
+        append((proc, host, start, at if at > start else start, ended_by, code))
 
     def fail(code: int) -> None:
         if history.first_failure_code is None:
             history.first_failure_code = code
+
+    def relabel(index: int, ended_by: str) -> None:
+        replica, host, start, end, _was, code = runs[index]
+        runs[index] = (replica, host, start, end, ended_by, code)
 
     provisional: dict[int, int] = {}
     """Proc → index of its last invocation, ended by an eviction that a
     following abort may turn into a removal."""
     last_at: float | None = None
     procs = history.procs
+    slots = history.slots
     count = 0
     for kind, proc, at, value, host in records:
         count += 1
         if last_at is None or at > last_at:
             last_at = at
-        if kind == SUBMIT:
-            procs.add(proc)
-            if history.submit_time is None or at < history.submit_time:
-                history.submit_time = at
-            if history.node is None:
-                history.node = value
-        elif kind == EXECUTE:
-            procs.add(proc)
-            provisional.pop(proc, None)
-            if proc in open_runs:  # a lost end event: close the earlier run here
-                close(proc, at, "evicted")
-            open_runs[proc] = (at, host)
-            if value:
-                history.slots[(proc, at)] = str(value)
-        elif kind == TERMINATED:
-            procs.add(proc)
-            code = value
-            history.exit_codes[proc] = code
-            close(proc, at, "success" if code == 0 else "failure", code, terminal=True)
-            if code != 0:
-                fail(code)
-        elif kind == EVICTED:
+        if kind == EVICTED:  # first: with executes, the commonest events of a long cluster
             removal = value == REMOVAL_EVICT_CODE
-            before = len(history.invocations)
+            before = len(runs)
             close(proc, at, "removed" if removal else "evicted")
             if removal:
                 # the removal logged its own 004 (also for a replica requeued
@@ -366,14 +371,35 @@ def replay_cluster(
                 provisional.pop(proc, None)
             else:
                 history.evictions += 1
-                if len(history.invocations) > before:
+                if len(runs) > before:
                     provisional[proc] = before
+        elif kind == EXECUTE:
+            procs.add(proc)
+            provisional.pop(proc, None)
+            if proc in open_runs:  # a lost end event: close the earlier run here
+                close(proc, at, "evicted")
+            open_runs[proc] = (at, host)
+            if value and detail:
+                slots[(proc, at)] = str(value)
+        elif kind == SUBMIT:
+            procs.add(proc)
+            if history.submit_time is None or at < history.submit_time:
+                history.submit_time = at
+            if history.node is None:
+                history.node = value
+        elif kind == TERMINATED:
+            procs.add(proc)
+            code = value
+            history.exit_codes[proc] = code
+            close(proc, at, "success" if code == 0 else "failure", code, terminal=True)
+            if code != 0:
+                fail(code)
         elif kind == ABORTED:
             index = provisional.pop(proc, None)
             if index is not None:
                 # evicted, then aborted with no run in between: a removal
                 # (Schedd.act with a reason logs code 1009, not 1023)
-                history.invocations[index] = replace(history.invocations[index], ended_by="removed")
+                relabel(index, "removed")
                 history.evictions -= 1
             close(proc, at, "removed")
             history.aborted.add(proc)
@@ -386,14 +412,14 @@ def replay_cluster(
             history.holds += 1
             index = provisional.pop(proc, None)
             if index is not None:
-                history.invocations[index] = replace(history.invocations[index], ended_by="held")
+                relabel(index, "held")
                 history.evictions -= 1
             close(proc, at, "held")
         elif kind == RECONNECT_FAILED:
             close(proc, at, "evicted")
         elif kind == POST_SCRIPT_TERMINATED and history.node is None:
             history.node = value
-        elif kind == JOB_AD_INFORMATION and proc in open_runs and value is not None:
+        elif kind == JOB_AD_INFORMATION and proc in open_runs and value is not None and detail:
             history.keyboard_idle[(proc, open_runs[proc][0])] = value
     history.event_count = count
     if open_runs:
@@ -402,4 +428,4 @@ def replay_cluster(
             close(proc, end, "running")
     if history.node is None and node_of is not None:
         history.node = node_of.get(cluster)
-    return history
+    return history, runs

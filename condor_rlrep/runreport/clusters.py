@@ -21,6 +21,7 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Iterator
+from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,11 +30,13 @@ from condor_rlrep.condor.eventlog import (
     EVICTED,
     EXECUTE,
     HELD,
+    POST_SCRIPT_TERMINATED,
     REMOVAL_EVICT_CODE,
     SUBMIT,
     TERMINATED,
     ClusterHistory,
     replay_cluster,
+    replay_runs,
 )
 
 __all__ = ["ClusterEvents", "CompactEvents", "ClusterSummary", "NoopNode", "CompactedError", "proc_states", "summarize", "opt_float"]
@@ -220,11 +223,36 @@ class ClusterEvents:
     def summary(self) -> ClusterSummary:
         """What ``status`` shows of the cluster (cached until new events)."""
         if self._summary is None:
-            history = self._history
-            if history is None:
-                history = self.history() if self.keep_history or self.events is None else self._replay()
-            self._summary = summarize(history, proc_states(self.events or []))
+            if self._history is None and not self.keep_history and self.events is not None:
+                self._summary = self._lean_summary(self.events)
+            else:
+                self._summary = summarize(self.history(), proc_states(self.events or []))
         return self._summary
+
+    def _lean_summary(self, events: CompactEvents) -> ClusterSummary:
+        """:func:`summarize` of the history :meth:`_replay` would rebuild, from
+        the replay's runs as tuples (no invocation, slot or host kept: a
+        summary needs none). The records go in as kept, without
+        :meth:`CompactEvents.replay_records`' host and SUBMIT name
+        (``str(value) or None``): the host reaches no summary, and the node
+        is found here under that rule."""
+        history, runs = replay_runs(zip(events.kinds, events.procs, events.times, events.values, repeat(None)),
+                                    self.cluster, detail=False)
+        node = None
+        for kind, value in zip(events.kinds, events.values):  # the replay's first node name, as replay_records gives it
+            if kind == SUBMIT:
+                if value:
+                    node = str(value)
+                    break
+            elif kind == POST_SCRIPT_TERMINATED and value is not None:
+                node = value
+                break
+        wins = [(run[3], run[0]) for run in runs if run[4] == "success"]
+        ends = [run[3] for run in runs if run[4] != "running"]
+        procs = history.procs
+        return ClusterSummary(self.cluster, self.node if node is None else node, history.submit_time, len(procs),
+                              min(wins)[1] if wins else None, history.evictions, tuple(proc_states(events).items()),
+                              max(ends) if ends else None, len(procs - history.finished_procs))
 
     def history(self) -> ClusterHistory:
         """The cluster rebuilt by :func:`rebuild_cluster` (cached until new events).

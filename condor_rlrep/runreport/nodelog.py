@@ -170,97 +170,115 @@ class NodeLog:
         iterator and ``event[key]``: same values, same order."""
         reader = self._reader.events(stop_after=0)  # the public call sets the no-wait deadline
         count = 0
-        add = self._add
         fast = _fast_next(reader)
         if fast is None:
+            add = self._adder(_item_of_event, _event_itself)
             for event in reader:
-                add(_item_of_event, event, event)
+                add(event, None, event)
                 count += 1
             return count
         next_raw, handle, deadline, getter = fast
+        add = self._adder(getter, _as_event)
         try:
             while True:
                 text, data = next_raw(reader, handle, deadline)
-                add(getter, data._handle, (text, data))
+                add(data._handle, text, data)
                 count += 1
         except StopIteration:  # what ``__next__`` passes on at the end of the log
             pass
         return count
 
-    def _add(self, get: Any, handle: Any, raw: Any) -> None:
-        """One event: ``get(handle, key, True)`` reads its keys (``event[key]``,
-        KeyError when absent); ``raw`` is the event, or the bindings' ``(text,
-        ClassAd)`` pair (see :meth:`_read_all`)."""
-        try:
-            kind = int(get(handle, "EventTypeNumber", True))
-            cluster = int(get(handle, "Cluster", True))
-        except KeyError:
-            event = _as_event(raw)
-            kind, cluster = int(event.type), int(event.cluster)
-        if cluster <= 0:
-            self._add_noop(kind, _as_event(raw))
-            return
-        entry = self.clusters.get(cluster)
-        if entry is None:
-            entry = self.clusters[cluster] = ClusterEvents(cluster)
-        elif entry.events is None:  # compacted in the checkpoint, yet it goes on: read the log afresh
-            raise _Recompacted
-        entry._history = entry._summary = None
-        try:
-            proc = get(handle, "Proc", True)
-        except KeyError:
-            proc = -1
-        try:
-            text = get(handle, "EventTime", True)
-        except KeyError:
-            text = None
-        at = self._times.get(text)
-        if at is None:
-            at = self._time_of(text, _as_event(raw))
-        value: Any = None
-        if kind == EXECUTE:
+    def _adder(self, get: Any, as_event: Any) -> Any:
+        """The function that adds one event, ``add(handle, text, data)``:
+        ``get(handle, key, True)`` reads its keys (``event[key]``, KeyError
+        when absent) and ``as_event(text, data)`` makes the event (see
+        :meth:`_read_all`). A closure over what every event touches, and the
+        last cluster's entry and column appends kept while its events follow
+        one another (a cluster's events come in runs): nothing reads an
+        entry's history or summary while the reader adds events, so an entry
+        forgets them once, when first met here."""
+        clusters, times, strings, preskips = self.clusters, self._times, self._strings, self.preskips
+        time_of, add_noop = self._time_of, self._add_noop
+        last: list[Any] = [None, None, None, None, None, None]  # cluster, entry, and its four column appends
+
+        def add(handle: Any, text: Any, data: Any) -> None:
             try:
-                value = str(get(handle, "SlotName", True))
-                # one string per slot, not per execute (100,000 of them in a big log)
-                value = self._strings.setdefault(value, value)
+                kind = int(get(handle, "EventTypeNumber", True))
+                cluster = int(get(handle, "Cluster", True))
             except KeyError:
-                sinful = _get(get, handle, "ExecuteHost")
-                value = None if sinful is None else _slot_from_sinful(str(sinful))
-        elif kind == EVICTED:  # the commonest event of a big log after executes: no helper call
-            try:
-                value = int(get(handle, "ReasonCode", True))
-            except KeyError:
-                value = None
-        elif kind == SUBMIT:
-            # every proc of a cluster carries the same node name: read it once
-            value = entry.node if entry.node is not None else node_name_of(_as_event(raw))
-            entry.node = value
-        elif kind == TERMINATED:
-            if _get(get, handle, "TerminatedNormally"):
-                value = int(_get(get, handle, "ReturnValue", 1))
+                event = as_event(text, data)
+                kind, cluster = int(event.type), int(event.cluster)
+            if cluster <= 0:
+                add_noop(kind, as_event(text, data))
+                return
+            if cluster == last[0]:
+                entry = last[1]
             else:
-                value = -int(_get(get, handle, "TerminatedBySignal", 0) or 0) or -1
-        elif kind == ABORTED:
-            reason = _get(get, handle, "Reason")
-            if reason:
-                entry.abort_reasons[proc] = str(reason)[:200]
-        elif kind == POST_SCRIPT_TERMINATED:
-            event = _as_event(raw)
-            entry.post_code = _post_code(event)
-            entry.post_time = at
-            if entry.node is None:
-                entry.node = node_name_of(event)
-            return  # rebuild_cluster needs only the node name of a 016, kept above
-        elif kind == PRESKIP:
-            name = node_name_of(_as_event(raw))
-            if name:
-                self.preskips[name] = at
-            return
-        events = entry.events  # CompactEvents.append, inlined: one call less per event
-        events.kinds.append(kind)
-        events.procs.append(proc)
-        events.times.append(at)
-        events.values.append(value)
+                entry = clusters.get(cluster)
+                if entry is None:
+                    entry = clusters[cluster] = ClusterEvents(cluster)
+                elif entry.events is None:  # compacted in the checkpoint, yet it goes on: read the log afresh
+                    raise _Recompacted
+                entry._history = entry._summary = None
+                events = entry.events
+                last[:] = cluster, entry, events.kinds.append, events.procs.append, events.times.append, \
+                    events.values.append
+            try:
+                proc = get(handle, "Proc", True)
+            except KeyError:
+                proc = -1
+            try:
+                stamp = get(handle, "EventTime", True)
+            except KeyError:
+                stamp = None
+            at = times.get(stamp)
+            if at is None:
+                at = time_of(stamp, as_event(text, data))
+            value: Any = None
+            if kind == EXECUTE:
+                try:
+                    value = str(get(handle, "SlotName", True))
+                    # one string per slot, not per execute (100,000 of them in a big log)
+                    value = strings.setdefault(value, value)
+                except KeyError:
+                    sinful = _get(get, handle, "ExecuteHost")
+                    value = None if sinful is None else _slot_from_sinful(str(sinful))
+            elif kind == EVICTED:  # the commonest event of a big log after executes: no helper call
+                try:
+                    value = int(get(handle, "ReasonCode", True))
+                except KeyError:
+                    value = None
+            elif kind == SUBMIT:
+                # every proc of a cluster carries the same node name: read it once
+                value = entry.node if entry.node is not None else node_name_of(as_event(text, data))
+                entry.node = value
+            elif kind == TERMINATED:
+                if _get(get, handle, "TerminatedNormally"):
+                    value = int(_get(get, handle, "ReturnValue", 1))
+                else:
+                    value = -int(_get(get, handle, "TerminatedBySignal", 0) or 0) or -1
+            elif kind == ABORTED:
+                reason = _get(get, handle, "Reason")
+                if reason:
+                    entry.abort_reasons[proc] = str(reason)[:200]
+            elif kind == POST_SCRIPT_TERMINATED:
+                event = as_event(text, data)
+                entry.post_code = _post_code(event)
+                entry.post_time = at
+                if entry.node is None:
+                    entry.node = node_name_of(event)
+                return  # rebuild_cluster needs only the node name of a 016, kept above
+            elif kind == PRESKIP:
+                name = node_name_of(as_event(text, data))
+                if name:
+                    preskips[name] = at
+                return
+            last[2](kind)  # CompactEvents.append, inlined
+            last[3](proc)
+            last[4](at)
+            last[5](value)
+
+        return add
 
     def _time_of(self, text: Any, event: Any) -> float:
         """:func:`event_time` of ``event`` whose ``EventTime`` is ``text``,
@@ -404,13 +422,15 @@ def _fast_next(reader: Any) -> tuple[Any, Any, Any, Any] | None:
         return None
 
 
-def _as_event(raw: Any) -> Any:
-    """The ``JobEvent`` of ``raw``: itself, or built from the ``(text, ClassAd)``
-    pair as ``JobEventLog.__next__`` builds it."""
-    if type(raw) is tuple:
-        text, data = raw
-        return _PRIVATE[2](data, text)
-    return raw
+def _as_event(text: str, data: Any) -> Any:
+    """The ``JobEvent`` of the bindings' ``(text, ClassAd)`` pair, built as
+    ``JobEventLog.__next__`` builds it."""
+    return _PRIVATE[2](data, text)
+
+
+def _event_itself(_text: Any, event: Any) -> Any:
+    """The public path's ``as_event``: the event is already one."""
+    return event
 
 
 def _item_of_event(event: Any, key: str, _raise: bool) -> Any:
