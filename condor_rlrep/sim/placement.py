@@ -9,16 +9,15 @@ since the trace began counts as idle for ever; it ranks first.
 :class:`IdleClock` keeps each machine's last logout as time advances and
 answers for all free machines with one numpy gather;
 :class:`IdleOrder` keeps the free machines of a running engine in that
-order's head as they come and go, so that a choice mostly reads a few
-entries, not every free machine.
+order as they come and go, so that a choice costs O(k log n), not O(n).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import heapq
 import math
-from bisect import insort
 
 import numpy as np
 
@@ -125,27 +124,17 @@ class IdleOrder:
     :meth:`IdleClock.longest_idle` answers for ``engine.free_machines()``,
     without looking at every free machine per query.
 
-    Only the head of the order is kept: a sorted list of ``(last logout,
-    machine)`` holding every free machine whose last logout is at or before
-    a cut (and more, no longer valid, entries). A query reads the head's
-    front and leaves it in place; the caller claims some of the machines
-    read. Why a head and not a heap of all free machines: most machines
-    become free at a logout, so their last logout is the latest there is,
-    after the cut; taking one in is then a comparison, where a heap
-    pushed it and later popped it again. The engine appends each machine
-    that becomes free to ``engine.freed``; a query takes those in first.
-    Entries of machines that left the free set (the engine does not say)
-    are dropped when a query reads past them. When the head holds too few
-    valid entries to answer (or has grown large), it is rebuilt from the
-    engine's free lists with a new cut: the ``head_size + 1``-th earliest
-    last logout.
-
-    A free machine's last logout does not change while it stays free (a
-    login would take it out of the free set), but for a session of zero
-    length at the query's own moment that the engine has not reached yet;
-    the clock has, so an entry whose key is older than the clock's is
-    moved to its right key when a query reads it (last logouts only grow,
-    so a machine beyond the cut stays beyond it).
+    A heap of ``(last logout, machine)`` stands for the free machines. The
+    engine appends each machine that becomes free to ``engine.freed``;
+    a query takes those in, then pops from the top. Machines that left the
+    free set are not removed from the heap at once (the engine does not
+    say): their entries are dropped when they surface, or kept for when the
+    machine comes back with the same last logout (a machine whose job
+    ended: no owner came). A free machine's last logout does not change
+    while it stays free (a login would take it out of the free set), but
+    for a session of zero length at the query's own moment that the engine
+    has not reached yet; the clock has, so an entry whose key is older than
+    the clock's is pushed again with the right key when it surfaces.
 
     Equal idle times keep the order of ``engine.free_machines()`` (power
     class, then place in its list), as :meth:`IdleClock.longest_idle` does.
@@ -157,70 +146,40 @@ class IdleOrder:
     run, and only when the caller places that many (:meth:`top_lazy`).
     """
 
-    head_size = 48
-    """Entries a rebuilt head holds at least (ties at the cut: more)."""
-
     def __init__(self, clock: IdleClock, engine) -> None:
         self.clock = clock
         self._engine = engine
         self._pos: list[int] = engine.pos
         self._cls: list[int] = engine.cls
-        self._head: list[tuple[float, int]] = []
-        self._cut = -math.inf
-        """Every free machine with a last logout ``<= _cut`` has an entry in
-        the head (``-inf`` at the start: the first query builds it)."""
+        self._heap: list[tuple[float, int]] = []
         self._key: list[float | None] = [None] * clock.machines
-        """The key of the head entry that stands for each machine (None: none)."""
-        self._freed: list[int] = []
+        """The key of the heap entry that stands for each machine (None: none)."""
+        self._freed: list[int] = list(engine.free_machines())
         engine.freed = self._freed
-        self.rebuilds = 0
-        """Times the head was rebuilt from the free lists (for tests and profiling)."""
+        self._limit = 4 * clock.machines + 1024
 
     def _take_in(self) -> None:
         freed = self._freed
-        head = self._head
+        if not freed:
+            return
+        heap = self._heap
         key = self._key
         last = self.clock.last_list
         pos = self._pos
-        cut = self._cut
+        push = heapq.heappush
         for m in freed:
-            if pos[m] >= 0:
-                k = last[m]
-                if k <= cut:
-                    if key[m] != k:
-                        key[m] = k
-                        insort(head, (k, m))
-                elif key[m] is not None:
-                    key[m] = None  # its entry (an earlier key) is no longer valid
+            k = last[m]
+            if pos[m] >= 0 and key[m] != k:
+                key[m] = k
+                push(heap, (k, m))
         freed.clear()
-        if len(head) > 4 * self.head_size + 64:  # mostly dead entries, or cut = inf and grown
-            self._rebuild()
-
-    def _rebuild(self, need: int = 0) -> None:
-        """The head anew from the engine's free lists (after :meth:`_take_in`),
-        with at least ``need`` entries when as many machines are free."""
-        self.rebuilds += 1
-        key = self._key
-        for _k, m in self._head:
-            key[m] = None
-        engine = self._engine
-        only = engine._only_list
-        free = only if only is not None else engine.free_machines()
-        last = self.clock.last_list
-        size = max(self.head_size, need)
-        if len(free) <= size + 1:
-            head = sorted([(last[m], m) for m in free])
-            cut = math.inf
-        else:
-            ids = np.array(free, dtype=np.int64)
-            ks = self.clock.last[ids]
-            cut = float(np.partition(ks, size)[size])
-            inside = np.flatnonzero(ks <= cut)
-            head = sorted(zip(ks[inside].tolist(), ids[inside].tolist()))
-        for k, m in head:
-            key[m] = k
-        self._head = head
-        self._cut = cut
+        if len(heap) > self._limit:  # mostly dead entries: keep the live ones
+            self._heap = heap = [(k, m) for k, m in heap if key[m] == k and pos[m] >= 0]
+            heapq.heapify(heap)
+            live = {m for _, m in heap}
+            for m in range(len(key)):
+                if m not in live:
+                    key[m] = None
 
     def top(self, now: float, count: int) -> tuple[list[int], list[float]]:
         """Up to ``count`` free machines, longest idle first, and their idle
@@ -240,66 +199,50 @@ class IdleOrder:
         if count <= 0:
             return [], [], 0
         self.clock.advance(now)
-        if self._freed:
-            self._take_in()
-        head = self._head
+        self._take_in()
+        heap = self._heap
         key = self._key
         last = self.clock.last_list
         pos = self._pos
+        pop = heapq.heappop
+        push = heapq.heappush
         taken: list[tuple[float, int]] = []
         bound = math.nan
         tied = False
-        n = len(head)
-        i = got = 0
-        while True:
-            if i == n:
-                if self._cut == math.inf:
-                    break  # every free machine has been read
-                self._rebuild(count + 1)  # too few valid entries to answer: read them anew
-                head = self._head
-                n = len(head)
-                taken = []
-                i = got = 0
-                continue
-            entry = head[i]
-            k, m = entry
+        while heap:
+            k, m = heap[0]
             if key[m] != k:
-                del head[i]  # superseded by a later entry of m
-                n -= 1
+                pop(heap)  # superseded by a later entry of m
                 continue
             if pos[m] < 0:
-                del head[i]
-                n -= 1
+                pop(heap)
                 key[m] = None  # no longer free: it comes back through engine.freed
                 continue
             true = last[m]
             if true != k:  # a session of zero length now (class docstring)
-                del head[i]
-                if true <= self._cut:
-                    key[m] = true
-                    insort(head, (true, m))  # after i: true > k
-                else:
-                    key[m] = None
-                    n -= 1
+                pop(heap)
+                key[m] = true
+                push(heap, (true, m))
                 continue
-            if got == count:  # the next free machine after the count
+            if len(taken) == count:  # the next free machine after the count
                 tied = now - k == bound
                 break
-            taken.append(entry)
-            got += 1
+            pop(heap)
+            taken.append((k, m))
             bound = now - k
-            i += 1
-        if got == 1:
-            return [taken[0][1]], [bound], 0 if tied else 1
+        # The machines taken go back through the freed list, not the heap:
+        # the caller usually claims them at once, and then they need no entry.
+        freed = self._freed
+        for _k, m in taken:
+            key[m] = None
+            freed.append(m)
         idle = [now - k for k, _ in taken]
-        for j in range(1, got):
-            if not idle[j - 1] > idle[j]:
-                # equal idle times in the order of the free lists
-                cls = self._cls
-                taken.sort(key=lambda e: (-(now - e[0]), cls[e[1]], pos[e[1]]))
-                idle = [now - k for k, _ in taken]
-                break
-        exact = got
+        if len(taken) > 1 and not all(a > b for a, b in zip(idle, idle[1:])):
+            # equal idle times in the order of the free lists
+            cls = self._cls
+            taken.sort(key=lambda e: (-(now - e[0]), cls[e[1]], pos[e[1]]))
+            idle = [now - k for k, _ in taken]
+        exact = len(taken)
         if tied:  # the machines idle exactly ``bound`` are unsettled
             while exact and idle[exact - 1] == bound:
                 exact -= 1
