@@ -90,20 +90,29 @@ class BeyondRunner(WorkflowRunner):
 
     def _submit_replicas(self, runtime: float, k: int, now: float, count: int) -> None:
         engine = self.engine
-        estimate = self._wf_tpl[self._wf[k]].estimate[self._node[k]]
-        how = hour_of_week(self._local(now))
         R = self.policy.max_replicas
-        machines, idle, exact = self._top_idle_lazy(now, R)
-        count, held = self._plan(how, self._phi[k], estimate, idle, engine.next_reboot(now) - now, count)
+        # _top_idle_lazy written out: this runs once per task
+        if engine.nfree and engine._queue_empty():
+            machines, idle, exact = self._idle_order.top_lazy(now, R)
+        else:
+            machines, idle, exact = [], [], 0
+        how = hour_of_week(self._local(now))
+        count, held = self._plan(how, self._phi[k], self._wf_tpl[self._wf[k]].estimate[self._node[k]], idle,
+                                 engine.next_reboot(now) - now, count)
         self._replicas[k] = count
-        placed = min(count, len(machines))
-        if placed > exact:
-            machines = self._idle_order.resolve(now, R)
-        bucket = self._bucket
-        for m, t in zip(machines[:placed], idle[:placed]):
-            j = engine.submit(runtime, k, now, machine=m)
-            if bucket is not None:
-                self._placed[j] = (how, bucket(t))
+        placed = count if count < len(machines) else len(machines)
+        if placed:
+            if placed > exact:
+                machines = self._idle_order.resolve(now, R)
+            submit = engine.submit
+            bucket = self._bucket
+            if bucket is None:
+                for m in machines[:placed]:
+                    submit(runtime, k, now, m)
+            else:
+                where = self._placed
+                for j in range(placed):
+                    where[submit(runtime, k, now, machines[j])] = (how, bucket(idle[j]))
         if count > placed:
             engine.submit_many(runtime, k, now, count - placed)
         if held > 0:
@@ -111,11 +120,13 @@ class BeyondRunner(WorkflowRunner):
             self._total[k] = count + held
 
     def invocation_end(self, job: int, owner: int, machine: int, start: float, end: float, reason: str) -> None:
-        super().invocation_end(job, owner, machine, start, end, reason)
+        # WorkflowRunner.invocation_end written out (once per invocation)
+        self.task_runs[owner].append((start, job - self.task_first[owner], end, reason, self.watts[machine]))  # type: ignore[union-attr]
         evicted = reason == EVICTED and self.engine.next_reboot(end - 1e-3) != end
-        placed = self._placed.pop(job, None)
-        if placed is not None and self._observe is not None:
-            self._observe(placed[0], placed[1], end - start, evicted)
+        if self._placed:
+            placed = self._placed.pop(job, None)
+            if placed is not None and self._observe is not None:
+                self._observe(placed[0], placed[1], end - start, evicted)
         if evicted:
             total = self._total.get(owner)
             if total is not None:

@@ -162,7 +162,10 @@ class ContextRunner(BeyondRunner):
         estimate = self._wf_tpl[w].estimate[node]
         phi = self._phi[k]
         R = self.policy.max_replicas
-        machines, idle, exact = self._top_idle_lazy(now, R)
+        if engine.nfree and engine._queue_empty():  # _top_idle_lazy written out (once per task)
+            machines, idle, exact = self._idle_order.top_lazy(now, R)
+        else:
+            machines, idle, exact = [], [], 0
         if phi < 0.0:
             count = 1  # late: see the module docstring; nothing learnt
         else:
@@ -178,8 +181,9 @@ class ContextRunner(BeyondRunner):
         placed = min(count, len(machines))
         if placed > exact:
             machines = self._idle_order.resolve(now, R)
+        submit = engine.submit
         for m in machines[:placed]:
-            engine.submit(runtime, k, now, machine=m)
+            submit(runtime, k, now, m)
         if count > placed:
             engine.submit_many(runtime, k, now, count - placed)
 
@@ -228,7 +232,8 @@ class ContextPolicy:
         if self.thompson:
             widths = widths * self.rng.standard_normal(len(widths))
         scores = means + self.alpha * widths
-        return int(np.argmax(scores if limit is None else scores[:limit])) + 1
+        # the array's own argmax: np.argmax's Python wrapper costs as much again
+        return int((scores if limit is None else scores[:limit]).argmax()) + 1
 
     def update(self, x: np.ndarray, replicas: int, reward: float) -> None:
         self.arms.update(replicas - 1, x, reward)
