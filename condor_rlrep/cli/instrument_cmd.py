@@ -13,6 +13,7 @@ from condor_rlrep.cli.options import (
     criticality_option, default_estimate_option, emit_json, json_option, max_replicas_option, out_option, phi_option,
     warn,
 )
+from condor_rlrep.condor.submit import IDLE_ATTRIBUTE
 from condor_rlrep.instrument.agentstore import DEFAULT_POLICY_HELP
 from condor_rlrep.instrument import (
     InstrumentOptions, instrument as instrument_dag, load_instrument_config, load_power_table, parse_version,
@@ -34,7 +35,7 @@ from condor_rlrep.instrument import (
                    "idle-fixed:2, idle-agent) ranks machines by KeyboardIdle; model:R[,target=T,hi=H,prior=E] "
                    "(the survival model kept in the store). The simulator's oracle:R and react:R are refused.  "
                    "[default: " + DEFAULT_POLICY_HELP + "]")
-@click.option("--idle-attribute", "idle_attribute", default="KeyboardIdle", show_default=True, metavar="NAME",
+@click.option("--idle-attribute", "idle_attribute", default=IDLE_ATTRIBUTE, show_default=True, metavar="NAME",
               help="Machine attribute the idle- policies and model:R rank machines by (seconds since the owner "
                    "left): the startd's KeyboardIdle, or one your pool publishes instead (a replay pool's "
                    "TraceKeyboardIdle).")

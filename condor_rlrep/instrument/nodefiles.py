@@ -22,6 +22,7 @@ import json
 import os
 from typing import Any
 
+from condor_rlrep.condor.submit import IDLE_ATTRIBUTE
 from condor_rlrep.dag.model import Node, Workflow
 from condor_rlrep.errors import DagError
 
@@ -75,7 +76,7 @@ def write_node_vars(context: str, node: Node, mode: int) -> None:
 
 
 def static_description(node: Node, text: str | None, replicas: int, node_dir: str,
-                       kept_pre: dict[str, str], prefer_idle: bool, idle_attribute: str = "KeyboardIdle") -> Any:
+                       kept_pre: dict[str, str], prefer_idle: bool, idle_attribute: str = IDLE_ATTRIBUTE) -> Any:
     """The node's description for a fixed policy when it is the same on every
     attempt (:func:`condor_rlrep.hooks.nodesubmit.attempt_independent`), else
     None, with the reason PRE stays in ``kept_pre``."""

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from condor_rlrep.agent.config import DEFAULT_MAX_REPLICAS
+from condor_rlrep.condor.submit import IDLE_ATTRIBUTE
 from condor_rlrep.criticality import DEFAULT_PHI
 from condor_rlrep.errors import InputError
 from condor_rlrep.policyspec import PolicySpec, live_spec
@@ -88,7 +89,7 @@ class InstrumentOptions:
     (``status``/``report`` show φ′ and slack), at DAGMan's cost of a script
     cycle or two per node. False: instrument writes a fixed policy's
     descriptions itself and PRE runs only where it must."""
-    idle_attribute: str = "KeyboardIdle"
+    idle_attribute: str = IDLE_ATTRIBUTE
     """The machine attribute ``idle-`` policies and ``model:R`` rank the
     replicas' machines by (seconds the owner has been away): the startd's
     ``KeyboardIdle``, or one the pool publishes instead (the replay pool's
