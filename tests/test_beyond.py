@@ -285,7 +285,7 @@ def test_simulate_cli_runs_the_new_policies(tmp_path):
 # -- the incremental idle order against the full sort ---------------------------
 @settings(max_examples=25, deadline=None)
 @given(seed=st.integers(0, 2**31), grid=st.sampled_from([1.0, 600.0, 3600.0]),
-       choice=st.sampled_from(["random", "efficient"]), policy=st.sampled_from(["model:3", "idle-fixed:2", "react:3",
+       choice=st.sampled_from(["random", "efficient", "slot-order"]), policy=st.sampled_from(["model:3", "idle-fixed:2", "react:3",
                                                                                   "linucb:3"]))
 def test_idle_order_answers_as_the_full_sort(seed, grid, choice, policy):
     """Every query of a run: IdleOrder.top (incremental) equals

@@ -77,6 +77,27 @@ def test_the_simulated_rows_with_the_measured_latency_and_without():
     assert sim.p == [pytest.approx(0.5)] and sim.extra["dagman_latency_from"] == "given"
 
 
+def test_the_start_excess_is_added_to_a_measured_latency_and_slot_order_places_the_modelled_row():
+    # live starts took 3 s on average, the simulated ones 0 s (free slots, immediate matching): the modelled
+    # latency is the turn 2.5 s + 3 s → p(W) = 4 × 5.5 / 40 = 0.55; the paper's row keeps random placement
+    live = Row(policy="single", side="live", workflows=1, completed=1, within={}, p=[0.6], tasks=8, replicas=8,
+               evictions=0, good_kwh=0.0, bad_kwh=0.0,
+               extra={"dagman_latency": {"mean_s": 2.5, "start_mean_s": 3.0, "nodes": 8}})
+    settings = ReplaySettings(policies=["single"], phi=0.1, seed=0, negotiation_interval=0.0, release=None)  # type: ignore[arg-type]
+    sim, bare = simulated_rows("single", _plan(), settings, live)
+    assert sim.p == [pytest.approx(0.55)] and bare.p == [pytest.approx(0.0)]
+    assert sim.extra["turn_s"] == 2.5 and sim.extra["start_excess_s"] == pytest.approx(3.0)
+    assert sim.extra["dagman_latency_s"] == pytest.approx(5.5)
+    assert sim.extra["config"]["machine_choice"] == "slot-order" and bare.extra["config"]["machine_choice"] == "random"
+    # a live start no longer than the simulated one adds nothing; a given latency is the whole latency
+    live.extra["dagman_latency"]["start_mean_s"] = 0.0
+    assert simulated_rows("single", _plan(), settings, live)[0].extra["start_excess_s"] == 0.0
+    live.extra["dagman_latency"]["start_mean_s"] = 3.0
+    settings.dagman_latency = 1.0
+    sim, _ = simulated_rows("single", _plan(), settings, live)
+    assert sim.p == [pytest.approx(0.1)] and sim.extra["start_excess_s"] == 0.0
+
+
 def _row(side: str, within: dict[str, float], p: list[float | None], evictions: int = 3, replicas: int = 80,
          **extra) -> Row:
     return Row(policy="single", side=side, workflows=10, completed=10, within=within, p=p, tasks=80,
@@ -97,7 +118,8 @@ def test_a_gap_the_latency_explains_and_one_it_does_not():
     assert len(lines) == 2
     # within 0.1: all −30 points explained by the latency (2 s × 4 / 128 s = +0.0625)
     assert lines[0].startswith("within 0.1: live 0.0 %, simulated 0.0 % (30.0 % without DAGMan latency)")
-    assert "+0.062 on p(W)) accounts for -30.0 points" in lines[0]
+    assert "+0.062 on p(W)), the negotiator's slot order and the slot turnaround — accounts for -30.0 points" \
+        in lines[0]
     assert "the remaining +0.0 points are within noise (one workflow = 10 points)" in lines[0]
     # within 0.5: −50 points left, the per-level time not modelled: (0.2 − 0.15)·128/4 = +1.60 s
     assert "the remaining -50.0 points are beyond noise" in lines[1]

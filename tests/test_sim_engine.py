@@ -77,6 +77,18 @@ def test_efficient_choice_takes_lowest_watts_first():
     assert stats.background_energy_j == pytest.approx(100 * 50 + 100 * 75)
 
 
+def test_slot_order_takes_the_lowest_free_machine_as_the_negotiator_does():
+    # machine 0 is owned 0..50; jobs at 0 and 1 take machines 1 and 2; the job at 60 takes machine 0 (free again,
+    # lowest), the one at 70 machine 3; after the job on machine 1 ends (at 100) the job at 120 takes machine 1
+    trace = make_trace(machines=5, length=1000, login_machine=[0], login_start=[0], login_end=[50],
+                       job_submit=[0, 1, 60, 70, 120], job_duration=[100, 500, 500, 500, 10])
+    engine, _ = run(trace, EngineConfig(machine_choice="slot-order", reboot_hour=None))
+    assert list(engine.jmachine[:5]) == [1, 2, 0, 3, 1]
+    # and so on every seed: nothing is drawn
+    assert list(run(trace, EngineConfig(machine_choice="slot-order", reboot_hour=None), seed=7)[0].jmachine[:5]) == \
+        [1, 2, 0, 3, 1]
+
+
 def test_queue_is_fifo_and_evicted_job_keeps_its_place():
     # One machine; jobs 0 and 1 queued behind job 0's eviction: job 0 runs first again.
     trace = make_trace(machines=1, length=10_000, login_machine=[0], login_start=[50], login_end=[60],

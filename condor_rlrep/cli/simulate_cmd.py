@@ -54,8 +54,10 @@ def _common(func: Callable[..., Any]) -> Callable[..., Any]:
         click.option("--slot-turnaround", type=float, default=0.0, show_default=True, metavar="SECONDS",
                      help="Seconds a machine freed by removing a job (a losing replica) waits before "
                           "it is matched again (0: at once)."),
-        click.option("--machine-choice", type=click.Choice(["random", "efficient"]), default="random",
-                     show_default=True, help="Which free machine a job gets."),
+        click.option("--machine-choice", type=click.Choice(["random", "efficient", "slot-order"]), default="random",
+                     show_default=True, help="Which free machine a job gets: random, random among the "
+                                             "lowest-watt, or the lowest-numbered (HTCondor's default "
+                                             "negotiator order)."),
         click.option("--reboot-hour", default="3", show_default=True, callback=_reboot_hour,
                      help="Local hour of the nightly reboot, or 'none'."),
         click.option("--owner-idle", type=float, default=0.0, show_default=True,

@@ -1,9 +1,9 @@
 """Why a policy's live and simulated rows differ: one sentence per gap.
 
 For each policy and P ∈ {0.1, 0.5} the gap live − simulated (without DAGMan
-latency, the paper's simulator) is split into what the measured per-level
-latency explains (the simulated row with it minus the one without) and the
-rest (live − simulated with it). A part counts as *beyond noise* when it is
+latency, the paper's simulator) is split into what the modelled pool
+explains (the simulated row with the measured latency, start excess, slot
+order and turnaround minus the one without) and the rest (live − simulated with it). A part counts as *beyond noise* when it is
 more than one workflow's worth of the share (100/N points) and more than 5
 points — smaller gaps are what one workflow finishing a second earlier or
 later makes of a small replay. What is left beyond noise is set beside the
@@ -63,9 +63,9 @@ def gap_causes(policy: str, rows: list[Row], critical_path_s: float, levels: int
         text = (f"within {p}: live {100 * live.within[p]:.1f} %, simulated {100 * sim.within[p]:.1f} %"
                 + (f" ({100 * bare.within[p]:.1f} % without DAGMan latency)" if bare is not None else "") + ". ")
         if bare is not None and latency > 0:
-            text += (f"DAGMan's per-level latency ({latency:.2f} s, {source}; × {levels} levels = "
-                     f"+{levels * latency / critical_path_s:.3f} on p(W)) accounts for "
-                     f"{explained:+.1f} points; ")
+            text += (f"the modelled pool — DAGMan's per-level latency ({latency:.2f} s, {source}; × {levels} levels = "
+                     f"+{levels * latency / critical_path_s:.3f} on p(W)), the negotiator's slot order and the "
+                     f"slot turnaround — accounts for {explained:+.1f} points; ")
         if abs(rest) <= noise:
             text += f"the remaining {rest:+.1f} points are within noise (one workflow = {100.0 / live.workflows:.0f} points)."
         else:

@@ -6,8 +6,9 @@ P = 0.1, 0.5, 1.0 and 2.0, replicas per task, evictions and replica energy;
 then the differences live − simulated per policy, the cause of each gap
 beyond noise (:mod:`condor_rlrep.replay.causes`), and the plan (trace,
 window, slots, compression, arrivals) and settings every row shares. The
-simulated row models DAGMan's per-level latency; the row "simulated, no
-DAGMan latency" is the paper's simulator on the same plan.
+simulated row models the live pool (DAGMan's per-level latency, the start
+excess, the negotiator's slot order, the slot turnaround); the row
+"simulated, no DAGMan latency" is the paper's simulator on the same plan.
 """
 
 from __future__ import annotations
@@ -83,8 +84,11 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
     parts: list = ["DAGMan's per-level latency, measured live: the turn — seconds from a node becoming ready (its "
                    "last parent's end, or the workflow's arrival) to its job's submission: log scan, POST, PRE, "
                    "submit — and the start — from submission to the first execution: negotiation, claim, shadow "
-                   "and starter (a wait for a busy slot included). The simulated row adds the mean turn to every "
-                   "task; its own start is its wait for a negotiation tick and a free slot. Per policy: "]
+                   "and starter (a wait for a busy slot included). The simulated row adds to every task the mean "
+                   "turn plus the start excess — the live start's mean minus the simulator's own, which is only a "
+                   "wait for a negotiation tick and a free slot — and places jobs on the lowest free slot, as "
+                   "HTCondor's default negotiator order does; the row without latency is the paper's simulator "
+                   "(random placement). Per policy: "]
     for index, (policy, pair) in enumerate(rows.items()):
         sim = next((r for r in pair if r.side == "simulated"), None)
         live = next((r for r in pair if r.side == "live"), None)
@@ -99,7 +103,9 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
                                 if start is not None else "")
                              if measured.get("mean_s") is not None else "not measured")
                      + (f"; simulated latency {sim.extra.get('dagman_latency_s', 0.0):.2f} s "
-                        f"({sim.extra.get('dagman_latency_from', 'given')})" if sim is not None else "")
+                        f"({sim.extra.get('dagman_latency_from', 'given')}"
+                        + (f": turn {sim.extra['turn_s']:.2f} s + start excess {sim.extra['start_excess_s']:.2f} s"
+                           if sim.extra.get("start_excess_s") else "") + ")" if sim is not None else "")
                      + (f", simulated start mean {sim.extra['start_wait_mean_s']:.1f} s"
                         if sim is not None and sim.extra.get("start_wait_mean_s") is not None else "")
                      + _turnaround_text(live, sim))

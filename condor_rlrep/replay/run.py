@@ -28,7 +28,7 @@ from condor_rlrep.replay.plan import ReplayPlan
 from condor_rlrep.replay.results import (NO_LATENCY, Row, live_row, measure_latency, measured_turnaround,
                                          simulated_row)
 
-__all__ = ["ReplaySettings", "run_replay", "load_rows", "PLAN", "ROWS"]
+__all__ = ["ReplaySettings", "run_replay", "load_rows", "simulated_rows", "start_excess", "PLAN", "ROWS"]
 
 PLAN = "plan.json"
 ROWS = "rows.json"
@@ -139,17 +139,44 @@ def _write_rows(folder: Path, policy: str, rows: list[Row]) -> None:
 
 
 def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live: Row) -> list[Row]:
-    """The simulator on the plan with DAGMan's per-level latency (given, or
-    measured on ``live``) and, beside it, without (the paper's simulator)."""
-    latency = settings.dagman_latency if settings.dagman_latency is not None else measure_latency(live)
+    """The simulator on the plan modelling the live pool and, beside it, the
+    paper's simulator (no latency, random machine choice).
+
+    The modelled row takes from ``live``: DAGMan's per-level turn (or the
+    given latency), the slot turnaround after a removal, the negotiator's
+    order (``slot-order``: HTCondor's default ``NEGOTIATOR_POST_JOB_RANK``
+    prefers the lowest ``SlotID``, and slot k is the plan's machine k − 1),
+    and the *start excess*: how much longer the live start (submission to
+    first execution: negotiation, claim activation, shadow, starter) is on
+    average than the simulated one, which has only its negotiation tick.
+    The excess is added to the latency (it delays every task's run as the
+    turn does) unless the latency is given."""
+    measured = settings.dagman_latency is None
+    latency = (measure_latency(live) if measured else settings.dagman_latency) or 0.0
     turnaround = settings.slot_turnaround if settings.slot_turnaround is not None else measured_turnaround(live)
     common = {"phi": settings.phi, "seed": settings.seed, "negotiation_interval": settings.negotiation_interval}
-    sim = simulated_row(policy, plan, dagman_latency=latency or 0.0, slot_turnaround=turnaround or 0.0, **common)
-    sim.extra["dagman_latency_s"] = latency or 0.0
-    sim.extra["dagman_latency_from"] = "given" if settings.dagman_latency is not None else "measured live"
+    modelled = dict(common, slot_turnaround=turnaround or 0.0, machine_choice="slot-order")
+    sim = simulated_row(policy, plan, dagman_latency=latency, **modelled)
+    excess = start_excess(live, sim) if measured else 0.0
+    if excess > 0:
+        sim = simulated_row(policy, plan, dagman_latency=latency + excess, **modelled)
+    sim.extra["dagman_latency_s"] = latency + excess
+    sim.extra["dagman_latency_from"] = "given" if not measured else "measured live"
+    sim.extra["turn_s"] = latency
+    sim.extra["start_excess_s"] = excess
+    sim.extra["machine_choice"] = "slot-order"
     sim.extra["slot_turnaround_s"] = turnaround or 0.0
     sim.extra["slot_turnaround_from"] = "given" if settings.slot_turnaround is not None else "measured live"
     return [sim, simulated_row(policy, plan, side=NO_LATENCY, **common)]
+
+
+def start_excess(live: Row, sim: Row) -> float:
+    """Mean live start minus the simulated row's mean start (s, ≥ 0; 0 when either is unknown)."""
+    live_start = (live.extra.get("dagman_latency") or {}).get("start_mean_s")
+    sim_start = sim.extra.get("start_wait_mean_s")
+    if live_start is None or sim_start is None:
+        return 0.0
+    return max(0.0, float(live_start) - float(sim_start))
 
 
 def _jsonable(value: Any) -> Any:

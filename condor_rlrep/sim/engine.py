@@ -64,6 +64,7 @@ from condor_rlrep.sim.trace import Trace
 
 __all__ = [
     "EngineConfig",
+    "MACHINE_CHOICES",
     "Engine",
     "Listener",
     "EngineStats",
@@ -97,6 +98,8 @@ SUCCESS, EVICTED, REMOVED, RUNNING_AT_END = "success", "evicted", "removed", "ru
 
 _RANDOM_BATCH = 1 << 16
 _NAN = float("nan")
+MACHINE_CHOICES = ("random", "efficient", "slot-order")
+
 _JOB_BLOCK = 1 << 14
 _CHUNK = 1 << 16
 
@@ -105,7 +108,12 @@ _CHUNK = 1 << 16
 class EngineConfig:
     negotiation_interval: float = 0.0
     """Seconds between negotiation cycles; 0 matches immediately."""
-    machine_choice: Literal["random", "efficient"] = "random"
+    machine_choice: Literal["random", "efficient", "slot-order"] = "random"
+    """Which free machine a job the workflow layer does not place runs on:
+    ``random``; ``efficient``, random among the lowest-watt ones;
+    ``slot-order``, the free machine of lowest index, as HTCondor's default
+    ``NEGOTIATOR_POST_JOB_RANK`` prefers the lowest ``SlotID`` among slots a
+    job ranks equally (a replay's slot k is machine k − 1)."""
     reboot_hour: float | None = 3.0
     """Local hour of the nightly reboot that kills all running jobs; None: none."""
     until: float | None = None
@@ -128,8 +136,8 @@ class EngineConfig:
             raise ValueError(f"negotiation interval must be >= 0 s, got {self.negotiation_interval!r}")
         if not (math.isfinite(self.slot_turnaround) and self.slot_turnaround >= 0):
             raise ValueError(f"slot turnaround must be a finite number of seconds >= 0, got {self.slot_turnaround!r}")
-        if self.machine_choice not in ("random", "efficient"):
-            raise ValueError(f"machine choice must be 'random' or 'efficient', got {self.machine_choice!r}")
+        if self.machine_choice not in MACHINE_CHOICES:
+            raise ValueError(f"machine choice must be one of {', '.join(MACHINE_CHOICES)}, got {self.machine_choice!r}")
         if self.reboot_hour is not None and not 0 <= self.reboot_hour < 24:
             raise ValueError(f"reboot hour must lie in [0, 24), got {self.reboot_hour!r}")
         if self.until is not None and not self.until > 0:
@@ -208,6 +216,11 @@ class Engine:
             classes, inverse = np.unique(np.asarray(trace.active_watts, dtype=np.float64), return_inverse=True)
             self.cls: list[int] = [int(c) for c in inverse]
             n_classes = len(classes)
+        elif config.machine_choice == "slot-order":
+            # a class per machine in index order: the lowest non-empty class
+            # is the lowest free machine (its list holds only it)
+            self.cls = list(range(M))
+            n_classes = M
         else:
             self.cls = [0] * M
             n_classes = 1
@@ -298,8 +311,8 @@ class Engine:
 
     def _run_anywhere(self, j: int, now: float) -> None:
         """Start job ``j`` on a free machine: uniformly at random within the
-        lowest power class that has one (the only class under random
-        choice). Pick, removal from the free set and :meth:`_start` are
+        lowest class that has one (the only class under random choice; a
+        single machine under slot order). Pick, removal from the free set and :meth:`_start` are
         fused: this is the busiest path outside the loop."""
         lst = self._only_list
         if lst is None:

@@ -276,6 +276,8 @@ class WorkflowRunner:
             watts = np.asarray(engine.trace.active_watts)[ok]
             ok = ok[watts == watts.min()]
             ok = np.sort(ok)
+        elif engine.config.machine_choice == "slot-order":
+            ok = ok[ok == ok.min()]
         return int(ok[int(engine._u() * len(ok))]), False
 
     def _finish_task(self, k: int, now: float, completed: bool) -> None:
