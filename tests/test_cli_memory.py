@@ -6,11 +6,13 @@ in a child process): a test process of its own would be starved by them.
 
 from __future__ import annotations
 
+import dis
 import os
 import shutil
 import subprocess
 import sys
 import textwrap
+import types
 from pathlib import Path
 
 import pytest
@@ -209,3 +211,28 @@ def test_memory_error_in_a_command_is_freed_before_click_unwinds():
     """)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "True reading x.dag: 1 MiB of the 2 MiB address-space limit in use True"
+
+
+@pytest.mark.skipif(not hasattr(dis, "_parse_exception_table"), reason="no exception table (CPython < 3.11)")
+def test_inspect_has_no_handler_that_allocates_to_unwind():
+    """CPython 3.11 pushes the offset of the failing instruction as an int when
+    it enters a ``with``/``finally`` handler (``lasti``); past offset 256 that
+    int is allocated, and with no memory left it retries the same handler
+    forever. ``inspect`` (the command whose frames a MemoryError crosses before
+    the callback guard) keeps every such handler short of 256.
+    """
+    import condor_rlrep.cli.inspect_cmd as module
+
+    def codes(code: types.CodeType):
+        yield code
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                yield from codes(const)
+
+    top = compile(Path(module.__file__).read_text(encoding="utf-8"), module.__file__, "exec")
+    late = [
+        (code.co_qualname, entry.end // 2)
+        for code in codes(top) for entry in dis._parse_exception_table(code)
+        if entry.lasti and entry.end // 2 > 256  # offsets in code units of 2 bytes
+    ]
+    assert late == []
