@@ -116,8 +116,8 @@ def test_inspect_big_dag_is_one_line_at_every_limit(tmp_path: Path):
     reader gave up with memory to spare), exit 2, within the timeout.
 
     Before the fix, the MemoryError came from malloc with no memory left and
-    CPython could spin forever unwinding it (2 of 60 runs over 400–990 MB;
-    3 of 4 parallel runs of the one-limit test in test_inspect_cli.py).
+    CPython could spin forever unwinding it (4 of 122 runs of a 1-M-node DAG
+    at limits of 400–990 MB). A hang here is a failure, by the timeout.
     """
     dag = tmp_path / "big.dag"
     with dag.open("w") as out:
