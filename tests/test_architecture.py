@@ -14,7 +14,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "condor_rlrep"
 # Lower layers first; a room may import its own modules and any room of a
 # lower layer. Keep in step with the table in docs/architecture.md.
 LAYERS: list[set[str]] = [
-    {"errors", "fileguard"},
+    {"errors", "fileguard", "memlimit"},
     {"atomic", "safeload", "document"},
     {"energy", "policyspec"},
     {"outcome"},

@@ -242,9 +242,16 @@ def test_out_of_memory_is_one_line_not_a_traceback(tmp_path: Path):
     # One BLAS thread: OpenBLAS reserves per-thread buffers at import and would
     # die there, before condor-rlrep runs, under a limit this small.
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1"}
-    done = subprocess.run(["prlimit", "--as=500000000", str(Path(sys.executable).with_name("condor-rlrep")), "inspect", str(dag)],
-                          capture_output=True, text=True, timeout=300, env=env)
+    # A livelock (CPython unwinding the MemoryError with no memory left, at
+    # 100 % CPU) must fail the test, not hang it: run() kills the child on timeout.
+    try:
+        done = subprocess.run(["prlimit", "--as=500000000", str(Path(sys.executable).with_name("condor-rlrep")), "inspect",
+                               str(dag)], capture_output=True, text=True, timeout=240, env=env)
+    except subprocess.TimeoutExpired:
+        pytest.fail("condor-rlrep inspect hung under prlimit --as=500000000 (killed after 240 s)")
     assert done.returncode == 2, done.stderr[-2000:]
     assert "Traceback" not in done.stderr
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("condor-rlrep: error: out of memory running 'condor-rlrep inspect'")
+    # the reader gave up itself, with memory to spare, naming the file
+    assert f"(reading {dag}: " in lines[0]

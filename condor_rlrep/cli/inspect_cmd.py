@@ -97,6 +97,21 @@ def inspect(
 
     if dot_file:
         write_atomic(dot_file, _dot_text(graph, plan, Path(workflow_file).name, estimates, bool(missing)))
+    _write(workflow_file, graph, plan, estimates, origins, tasks, missing, criticality, as_json, indent)
+    sys.stdout.flush()
+    if dot_file:
+        click.echo(f"wrote {dot_file}", err=True)
+
+
+def _write(workflow_file: str, graph: DependencyGraph, plan: WorkflowPlan, estimates: dict[str, float],
+           origins: dict[str, str], tasks: dict[str, str], missing: list[str], criticality: str,
+           as_json: bool, indent: int | None) -> None:
+    """The report on stdout.
+
+    A function of its own, kept short: CPython 3.11 unwinding an error out of
+    a ``with`` block that starts far into a long function allocates, and
+    when memory is gone it retries forever (:mod:`condor_rlrep.memlimit`).
+    """
     # 10^5 nodes make a few 10^5 small lists and dicts that all stay alive
     # until printed: the cyclic GC would rescan them (and the workflow) for nothing.
     with gc_paused():
@@ -113,9 +128,6 @@ def inspect(
             for line in _table(workflow_file, graph, plan, estimates, origins, tasks, missing, criticality):
                 write(line)
                 write("\n")
-    sys.stdout.flush()
-    if dot_file:
-        click.echo(f"wrote {dot_file}", err=True)
 
 
 # Nodes per block of the streamed JSON: big enough that json.dumps (C) does the

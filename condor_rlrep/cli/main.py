@@ -8,11 +8,13 @@ Library errors become one clear message and exit code here, nowhere else.
 from __future__ import annotations
 
 import errno
+import functools
 import importlib
 import importlib.util
 import logging
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, NoReturn
 
 import click
@@ -46,7 +48,42 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 
 def _load(target: str) -> click.Command:
     module_name, attribute = target.split(":")
-    return getattr(importlib.import_module(module_name), attribute)
+    command = getattr(importlib.import_module(module_name), attribute)
+    _guard(command)
+    return command
+
+
+def _guard(command: click.Command) -> None:
+    """Make every callback of ``command`` (and of its sub-commands) drop a
+    :class:`MemoryError`'s traceback before the error leaves it.
+
+    The traceback keeps every frame of the command, and so all its data,
+    alive while the error unwinds click's frames; CPython 3.11 can need memory
+    to unwind a frame (an ``int`` for a ``with`` handler at a large offset) and
+    retries forever when it gets none: ``inspect BIG.dag`` under ``prlimit``
+    spun at 100 % CPU in click's ``Command.main``. Raised afresh from here,
+    the error crosses click with the command's data already freed.
+    """
+    callback = command.callback
+    if callback is not None and not getattr(callback, "_frees_on_oom", False):
+        command.callback = _freeing_on_oom(callback)
+    if isinstance(command, click.Group):
+        for sub in command.commands.values():
+            _guard(sub)
+
+
+def _freeing_on_oom(callback: Callable[..., Any]) -> Callable[..., Any]:
+    @functools.wraps(callback)
+    def run(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return callback(*args, **kwargs)
+        except MemoryError as err:
+            said = err.args  # no allocation here: memory may be gone
+        # Out of the except block: the traceback and the frames' data are freed.
+        raise MemoryError(*said)
+
+    run._frees_on_oom = True  # type: ignore[attr-defined]
+    return run
 
 
 class _LazyCommands(click.Group):
@@ -100,7 +137,7 @@ class _LazyGroup(_LazyCommands):
              standalone_mode: bool = True, **extra: Any) -> Any:
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
-        out_of_memory = False
+        out_of_memory: str | None = None
         try:
             result = super().main(args, prog_name or "condor-rlrep", complete_var, standalone_mode=False, **extra)
         except Interrupted as err:
@@ -114,25 +151,78 @@ class _LazyGroup(_LazyCommands):
             _fail(err.format_message())
         except RlrepError as err:
             _fail(str(err))
-        except MemoryError:
+        except MemoryError as err:
             # Under a memory limit (ulimit -v, prlimit, a cgroup) a large input
             # ends here. Said after the except block: until then the error's
             # traceback keeps the command's data alive, and writing the line
             # could itself run out of memory.
-            out_of_memory = True
+            out_of_memory = str(err.args[0]) if err.args else ""
+        except ImportError as err:
+            # A late import (numpy, scipy) under the same limit: the loader
+            # cannot map the C extension. Anything else is a broken install.
+            out_of_memory = _import_out_of_memory(err)
+            if out_of_memory is None:
+                _fail(f"cannot import {_import_failure(err)}: the installation is incomplete "
+                      "(reinstall condor-rlrep with its dependencies)")
         except OSError as err:
             if err.errno == errno.EPIPE:  # `condor-rlrep … | head`: the reader left, nothing to say
                 _quiet_stdout()
                 sys.exit(1)
             _fail(str(err))
-        if out_of_memory:
+        if out_of_memory is not None:
             import gc
 
             gc.collect()
-            _fail(f"out of memory running '{_command_of(args)}': the input is too large for "
+            detail = f" ({out_of_memory})" if out_of_memory else ""
+            _fail(f"out of memory running '{_command_of(args)}'{detail}: the input is too large for "
                   "the memory this process may use (raise the limit, or split the input)")
         # standalone_mode=False hands back click's own exit code (--help, --version, ctx.exit)
         sys.exit(result if isinstance(result, int) else 0)
+
+
+# What the dynamic loader says when it cannot map a library for want of memory.
+_NO_MEMORY = ("failed to map segment", "cannot allocate memory")
+
+
+def _import_chain(err: BaseException) -> list[BaseException]:
+    chain: list[BaseException] = []
+    cause: BaseException | None = err
+    while cause is not None and len(chain) < 16:
+        chain.append(cause)
+        cause = cause.__cause__ or cause.__context__
+    return chain
+
+
+def _import_failure(err: ImportError) -> str:
+    """``'module' (first line of the root cause)`` of a failed import, one line."""
+    chain = _import_chain(err)
+    name = err.name or _importing_package(err) or next(
+        (e.name for e in chain if isinstance(e, ImportError) and e.name), None)
+    said = next((line.strip() for line in str(chain[-1]).splitlines() if line.strip()), type(chain[-1]).__name__)
+    return f"{name!r} ({said})" if name else said
+
+
+def _importing_package(err: BaseException) -> str | None:
+    """The package whose module body raised ``err`` (numpy re-raises a failed
+    C extension as an ImportError of its own, without a name)."""
+    tb = err.__traceback__
+    found = None
+    while tb is not None:
+        frame = tb.tb_frame
+        module = frame.f_globals.get("__name__", "") if frame.f_code.co_name == "<module>" else ""
+        if module and module != "__main__" and not module.startswith("condor_rlrep"):
+            found = found or module.split(".")[0]
+        tb = tb.tb_next
+    return found
+
+
+def _import_out_of_memory(err: ImportError) -> str | None:
+    """The detail line when ``err`` comes from running out of memory, else None."""
+    for cause in _import_chain(err):
+        text = str(cause).lower()
+        if isinstance(cause, MemoryError) or (any(s in text for s in _NO_MEMORY) and "static tls" not in text):
+            return f"cannot load {_import_failure(err)}"
+    return None
 
 
 def _command_of(args: Any) -> str:

@@ -20,6 +20,7 @@ from itertools import chain
 from typing import Any
 
 from ..errors import DagSyntaxError
+from ..memlimit import check_headroom
 from .syntax import syntax_error
 
 __all__ = [
@@ -73,6 +74,9 @@ class FileLines:
         with open(self.path, encoding="utf-8", errors="surrogateescape", newline="") as f:
             tail = ""
             while block := f.read(_BLOCK_CHARS):
+                # The parsed workflow grows ~10 bytes per character read: give
+                # up here, with memory to spare, not deep in the parser with none.
+                check_headroom(self.path)
                 lines = (tail + block).split("\n")
                 tail = lines.pop()  # the line the next block continues
                 yield lines
