@@ -56,7 +56,7 @@ from typing import Any
 from condor_rlrep.bottlemod.functions import PFunc
 from condor_rlrep.bottlemod.model import DataInput, Link, Resource, Task, Workflow
 from condor_rlrep.errors import ModelError
-from condor_rlrep.safeload import LoadError, load_json, load_toml
+from condor_rlrep.safeload import LoadError, load_json, load_toml, tamed_copy
 
 __all__ = ["load_model", "parse_model", "model_from_dict", "parse_function", "predict_finish"]
 
@@ -85,7 +85,10 @@ def parse_model(text: str, source: str | None = None, fmt: str = "toml") -> Work
         wf.validate()
         return wf
     try:
-        data = load_toml(text)
+        # Integers beyond float range stay ints here: every number read below
+        # goes through _as_float (±inf, "must be finite"), and a 'ppoly' table
+        # is tamed when it needs it, so no second walk over the document.
+        data = load_toml(text, keep_huge_ints=True)
     except LoadError as err:
         raise ModelError(err.message, path=source, line=err.line) from None
     try:
@@ -161,7 +164,10 @@ def parse_function(spec: Any, item: str, source: str | None = None) -> PFunc:
             body = spec[kind]
             if not isinstance(body, Mapping) or "x" not in body or "c" not in body:
                 fail("'ppoly' needs 'x' and 'c'")
-            return PFunc(body["x"], body["c"], spec.get("left"), spec.get("end"))
+            try:
+                return PFunc(body["x"], body["c"], spec.get("left"), spec.get("end"))
+            except OverflowError:  # an integer beyond float range: ±inf, as load_toml makes it
+                return PFunc(*tamed_copy([body["x"], body["c"], spec.get("left"), spec.get("end")]))
         xs, ys = _number_pairs(spec[kind])
         if not xs:
             fail(f"'{kind}' must be a non-empty list of [x, y] number pairs")
