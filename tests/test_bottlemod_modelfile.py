@@ -271,3 +271,32 @@ def test_huge_integers_read_as_when_the_parser_tamed_them(slots) -> None:
             raise ModelError(err.message, path="m.toml", line=_locate(text, err.message.split(":", 1)[0])) from None
 
     assert _model_outcome(lambda: parse_model(text, source="m.toml")) == _model_outcome(tamed)
+
+
+@pytest.mark.parametrize("value", ["true", '"5"', "nan", "inf", "-inf", "1e400", "9" * 400, "[5]"])
+@pytest.mark.parametrize("slot, where, line, message", [
+    ("max_progress = {}", "tasks.a.max_progress", 2, "must be a finite number"),
+    ("max_progress = 5\nstart = {}", "tasks.a.start", 3, "must be a finite number"),
+    ("max_progress = 5\n[tasks.a.resources.c]\nrequirement = 1\nallocation = 1\nweight = {}",
+     "tasks.a.resources.c.weight", 6, "must be a finite number"),
+])
+def test_numbers_that_are_not_finite_numbers_are_named_with_their_line(slot, where, line, message, value) -> None:
+    # (the fast paths for plain ints and floats leave every other value to the checks)
+    with pytest.raises(ModelError) as err:
+        parse_model("[tasks.a]\n" + slot.format(value) + "\n", source="m.toml")
+    assert str(err.value) == f"m.toml:{line}: {where}: {message}"
+
+
+@pytest.mark.parametrize("value, message", [
+    ("true", "expected a number or a table with 'points', 'steps' or 'ppoly'"),
+    ('"1"', "expected a number or a table with 'points', 'steps' or 'ppoly'"),
+    ("nan", "must be finite"), ("-inf", "must be finite"), ("1e400", "must be finite"), ("9" * 400, "must be finite"),
+    ("-" + "9" * 400, "must be finite"), ("-1", "must not be negative"),
+    ("{ points = [[0, true]] }", "'points' must be a non-empty list of [x, y] number pairs"),
+    ("{ steps = [[0, inf]] }", "steps must be finite numbers"),
+])
+def test_function_values_that_are_not_usable_are_named_with_their_line(value, message) -> None:
+    text = f"[tasks.a]\nmax_progress = 5\n[tasks.a.resources.c]\nrequirement = 1\nallocation = {value}\n"
+    with pytest.raises(ModelError) as err:
+        parse_model(text, source="m.toml")
+    assert str(err.value) == f"m.toml:5: tasks.a.resources.c.allocation: {message}"

@@ -141,6 +141,13 @@ def model_from_dict(data: Mapping[str, Any], source: str | None = None) -> Workf
 def parse_function(spec: Any, item: str, source: str | None = None) -> PFunc:
     """One function from its file notation (see the module docstring)."""
 
+    kind = type(spec)
+    if kind is float or kind is int:  # the common case first (a bool is not of type int)
+        value = spec if kind is float else _as_float(spec)
+        if not math.isfinite(value):
+            raise ModelError(f"{item}: must be finite", path=source)
+        return PFunc.constant(value)
+
     def fail(msg: str) -> None:
         raise ModelError(f"{item}: {msg}", path=source)
 
@@ -209,8 +216,10 @@ def _entries(parent: Mapping[str, Any], key: str, where: str, allowed: set[str],
     prefix = f"{where}.{key}" if where else key
     for name, spec in _table(parent.get(key, {}), prefix, fail).items():
         item = f"{prefix}.{name}"
-        spec = _table(spec, item, fail)
-        _check_keys(spec, allowed, item, fail)
+        if type(spec) is not dict:
+            spec = _table(spec, item, fail)
+        if not allowed.issuperset(spec):
+            _check_keys(spec, allowed, item, fail)
         if required not in spec:
             fail(item, f"missing '{required}'")
         yield name, item, spec
@@ -235,6 +244,11 @@ def _table(v: Any, item: str, fail) -> Mapping[str, Any]:
 
 
 def _number(v: Any, item: str, fail) -> float:
+    kind = type(v)
+    if kind is float or kind is int:  # (the common case first)
+        value = v if kind is float else _as_float(v)
+        if math.isfinite(value):
+            return value
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(_as_float(v)):
         fail(item, "must be a finite number")
     return float(v)
