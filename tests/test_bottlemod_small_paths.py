@@ -260,3 +260,20 @@ def test_constant_checks_at_their_tolerance_give_the_numpy_answers(v: float, d: 
         for check in (f.is_nondecreasing, f.is_nonnegative):
             small, big = _both(check)
             assert small == big
+
+
+@pytest.mark.parametrize("degree", [0, 1])
+def test_recenter_at_minus_zero_on_a_breakpoint_at_zero_gives_the_numpy_bits(degree: int) -> None:
+    # t = -0.0 on a piece starting at 0.0: h = -0.0 and 0.0 * h is -0.0, so
+    # the written-out steps (which take 0.0 * h as 0.0) must not be used;
+    # hypothesis found it through minimum() (a -0.0 coefficient came out 0.0)
+    f = PFunc._fast(np.array([-2.0, 0.0, 1.0]), np.array([[0.0, -0.0]] * (degree + 1)), 0.0, 0.0)
+    at = np.array([-2.0, -0.0, 0.0, 0.5])
+    small, big = _both(lambda: _bits((at, combine.recenter(f, at, degree), 0.0, 0.0)))
+    assert small == big
+    fs = [PFunc._fast(np.array([-2.0, 0.0, 1.0, 2.5, 4.0]), np.array([[0.0, -0.0, 0.0, 0.0]]), 0.0, 0.0),
+          PFunc._fast(np.array([0.0]), np.zeros((1, 0)), 0.0, 0.0),
+          PFunc._fast(np.array([0.0, 1.0]), np.array([[0.0]]), 0.0, 0.0),
+          PFunc._fast(np.array([-0.0]), np.zeros((1, 0)), 0.0, 0.0)]
+    small, big = _both(lambda: _bits(combine.minimum(fs)[0]))
+    assert small == big

@@ -175,9 +175,10 @@ def recenter(f: Unpacked, at: list[float], k: int) -> list[list[float]]:
         else:
             h = t - xs[i]
             desc = cols[i]  # desc[d - mm] is the coefficient of s**mm
-            if d <= 1 and h < math.inf:
+            if d <= 1 and h < math.inf and (h != 0.0 or math.copysign(1.0, h) > 0.0):
                 # The loop below for degree 0 and 1, its steps written out: with
                 # 0 <= h < inf, 0.0 * h is 0.0 and C(m, j) is 1.0 (so 1.0 * a = a).
+                # (Not for h = -0.0, t = -0.0 at a breakpoint 0.0: 0.0 * -0.0 is -0.0.)
                 top = 0.0 + desc[0]
                 if d:
                     first[p] = top * h + desc[1]
