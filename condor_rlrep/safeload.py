@@ -26,7 +26,7 @@ import re
 from types import ModuleType
 from typing import Any
 
-__all__ = ["LoadError", "load_json", "load_toml"]
+__all__ = ["LoadError", "load_json", "load_toml", "tamed_copy"]
 
 # Beyond this many digits an integer is certainly not a float-sized value worth keeping exact.
 _INT_DIGITS = 300
@@ -93,8 +93,14 @@ def _toml() -> ModuleType:
     return _TOML
 
 
-def load_toml(text: str) -> dict[str, Any]:
-    """Parse TOML text (see the module docstring)."""
+def load_toml(text: str, keep_huge_ints: bool = False) -> dict[str, Any]:
+    """Parse TOML text (see the module docstring).
+
+    ``keep_huge_ints``: leave integers beyond float range as they are, for a
+    caller that turns every number it reads into a float itself, ±inf for
+    those (and :func:`tamed_copy` for what it hands on unread): the BottleMod
+    model files, which so save a walk over the whole document.
+    """
     toml = _toml()
     try:
         data = toml.loads(text)
@@ -108,7 +114,7 @@ def load_toml(text: str) -> dict[str, Any]:
         match = re.search(r"[0-9_]{%d,}" % _INT_DIGITS, text)
         line = text.count("\n", 0, match.start()) + 1 if match else None
         raise LoadError("not usable TOML: an integer with more digits than Python reads (4,300)", line) from None
-    return _tame_ints(data)
+    return data if keep_huge_ints else _tame_ints(data)
 
 
 def _tame_ints(data: Any) -> Any:
@@ -131,6 +137,26 @@ def _tame_ints(data: Any) -> Any:
         for key in big:
             item[key] = math.inf if item[key] > 0 else -math.inf
     return data
+
+
+def tamed_copy(data: Any) -> Any:
+    """A copy of parsed ``data`` (dicts, lists and scalars, any depth) with
+    integers beyond float range as ±inf, as :func:`load_toml` gives them."""
+    root = [data]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        parent, key = stack.pop()
+        value = parent[key]
+        kind = type(value)
+        if kind is dict:
+            value = parent[key] = dict(value)
+            stack.extend((value, k) for k in value)
+        elif kind is list:
+            value = parent[key] = list(value)
+            stack.extend((value, i) for i in range(len(value)))
+        elif kind is int and (value > _FLOAT_MAX_INT or value < -_FLOAT_MAX_INT):
+            parent[key] = math.inf if value > 0 else -math.inf
+    return root[0]
 
 
 def _deep_line(text: str) -> int:

@@ -220,3 +220,83 @@ def test_json_model_same_structure(tmp_path):
     with pytest.raises(ModelError, match="not valid JSON") as err:
         load_model(p)
     assert err.value.line == 1
+
+
+# --------------------------------------------- integers beyond float range
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from condor_rlrep.bottlemod import model_from_dict  # noqa: E402
+from condor_rlrep.bottlemod.modelfile import _locate  # noqa: E402
+from condor_rlrep.safeload import load_toml  # noqa: E402
+
+_BIG = st.sampled_from(["9" * 400, "-" + "9" * 400, "1" + "0" * 308, "179769313486231570" + "0" * 291, "1", "0", "-1"])
+_SLOTS = ["max_progress = {}", "start = {}", "output = {}", "output = {{ points = [[0, 0], [{}, 1]] }}",
+          "output = {{ steps = [[0, {}]] }}", "output = {{ ppoly = {{ x = [0, {}], c = [[1]] }} }}",
+          "output = {{ ppoly = {{ x = [0, 1], c = [[{}]] }}, end = 2 }}",
+          "output = {{ ppoly = {{ x = [0, 1], c = [[1]] }}, left = {} }}", "name2 = {}"]
+
+
+def _model_outcome(make) -> tuple:
+    try:
+        wf = make()
+    except ModelError as err:
+        return ("error", str(err))
+    return ("ok", repr([(t.name, t.max_progress, t.start, None if t.output is None else
+                         (t.output.x.tolist(), t.output.c.tolist(), t.output.left, t.output.end)) for t in wf.tasks]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_SLOTS), _BIG), min_size=1, max_size=3))
+def test_huge_integers_read_as_when_the_parser_tamed_them(slots) -> None:
+    # parse_model reads the TOML with integers beyond float range kept and
+    # turns each into ±inf where it is read: the same model, or the same
+    # error line, as reading the tamed document
+    lines, seen = ["[tasks.a]"], set()
+    for slot, value in slots:
+        key = slot.split(" =")[0]
+        if key not in seen:
+            seen.add(key)
+            lines.append(slot.format(value))
+    if "max_progress" not in seen:
+        lines.insert(1, "max_progress = 5")
+    text = "\n".join(lines) + "\n"
+
+    def tamed():
+        try:
+            wf = model_from_dict(load_toml(text), source="m.toml")
+            wf.validate()
+            return wf
+        except ModelError as err:  # with the line, as parse_model finds it
+            raise ModelError(err.message, path="m.toml", line=_locate(text, err.message.split(":", 1)[0])) from None
+
+    assert _model_outcome(lambda: parse_model(text, source="m.toml")) == _model_outcome(tamed)
+
+
+@pytest.mark.parametrize("value", ["true", '"5"', "nan", "inf", "-inf", "1e400", "9" * 400, "[5]"])
+@pytest.mark.parametrize("slot, where, line, message", [
+    ("max_progress = {}", "tasks.a.max_progress", 2, "must be a finite number"),
+    ("max_progress = 5\nstart = {}", "tasks.a.start", 3, "must be a finite number"),
+    ("max_progress = 5\n[tasks.a.resources.c]\nrequirement = 1\nallocation = 1\nweight = {}",
+     "tasks.a.resources.c.weight", 6, "must be a finite number"),
+])
+def test_numbers_that_are_not_finite_numbers_are_named_with_their_line(slot, where, line, message, value) -> None:
+    # (the fast paths for plain ints and floats leave every other value to the checks)
+    with pytest.raises(ModelError) as err:
+        parse_model("[tasks.a]\n" + slot.format(value) + "\n", source="m.toml")
+    assert str(err.value) == f"m.toml:{line}: {where}: {message}"
+
+
+@pytest.mark.parametrize("value, message", [
+    ("true", "expected a number or a table with 'points', 'steps' or 'ppoly'"),
+    ('"1"', "expected a number or a table with 'points', 'steps' or 'ppoly'"),
+    ("nan", "must be finite"), ("-inf", "must be finite"), ("1e400", "must be finite"), ("9" * 400, "must be finite"),
+    ("-" + "9" * 400, "must be finite"), ("-1", "must not be negative"),
+    ("{ points = [[0, true]] }", "'points' must be a non-empty list of [x, y] number pairs"),
+    ("{ steps = [[0, inf]] }", "steps must be finite numbers"),
+])
+def test_function_values_that_are_not_usable_are_named_with_their_line(value, message) -> None:
+    text = f"[tasks.a]\nmax_progress = 5\n[tasks.a.resources.c]\nrequirement = 1\nallocation = {value}\n"
+    with pytest.raises(ModelError) as err:
+        parse_model(text, source="m.toml")
+    assert str(err.value) == f"m.toml:5: tasks.a.resources.c.allocation: {message}"

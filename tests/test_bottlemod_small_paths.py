@@ -225,3 +225,55 @@ def test_unchanged_allocations_are_told_as_numpy_array_equal_tells() -> None:
     nan2 = PFunc._fast(np.array([0.0, np.nan]), np.array([[1.0]]), 0.0, 1.0)
     assert not _same_allocs({"r": nan}, {"r": nan2})  # NaN is unequal, as in numpy
     assert _same_allocs({"r": nan}, {"r": nan})  # the same object: no comparison
+
+
+CHECK_EDGES = st.sampled_from([0.0, -0.0, 1.0, -1.0, 1e-13, -1e-13, 1.5e308, -1.5e308, float("inf"), float("-inf"),
+                               float("nan")])
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the array code's inf - inf, on purpose
+@settings(max_examples=400, deadline=None)
+@given(n=st.integers(0, 4), degree=st.integers(0, 2), data=st.data())
+def test_checks_on_extreme_values_give_the_numpy_answers(n: int, degree: int, data: st.DataObject) -> None:
+    # constants (n = 0, any degree's shape) and small pieces with NaN, ±inf,
+    # huge and signed-zero values: the small checks hand back to the array
+    # code or answer as it does
+    x = np.arange(n + 1, dtype=float) * data.draw(st.sampled_from([1.0, 1e300, 1e-300]))
+    c = np.array(data.draw(st.lists(st.lists(CHECK_EDGES, min_size=n, max_size=n), min_size=degree + 1,
+                                    max_size=degree + 1)), dtype=float).reshape(degree + 1, n)
+    f = PFunc._fast(x, c, data.draw(CHECK_EDGES), data.draw(CHECK_EDGES))
+    for check in (f.is_nondecreasing, f.is_nonnegative):
+        small, big = _both(check)
+        assert small == big
+
+
+@settings(max_examples=200, deadline=None)
+@given(v=st.sampled_from([2.0, 1e6, -1e6, 3e300]), d=st.sampled_from([0.0, 0.5, 1.0 - 1e-6, 1.0, 1.0 + 1e-6, 2.0]),
+       up=st.booleans())
+def test_constant_checks_at_their_tolerance_give_the_numpy_answers(v: float, d: float, up: bool) -> None:
+    # a constant whose end is its left moved by d tolerances, or a huge value
+    # beside a small negative one: the tolerance is REL_TOL * max(1, |left|,
+    # |end|), so the larger of the two must count
+    other = v - d * 1e-9 * abs(v) if not up else v + d * 1e-9 * abs(v)
+    for left, end in ((v, other), (other, v), (-abs(v) * d * 1e-9, 0.0), (abs(v), -d), (-d, abs(v))):
+        f = PFunc._fast(np.array([0.0]), np.zeros((1, 0)), left, end)
+        for check in (f.is_nondecreasing, f.is_nonnegative):
+            small, big = _both(check)
+            assert small == big
+
+
+@pytest.mark.parametrize("degree", [0, 1])
+def test_recenter_at_minus_zero_on_a_breakpoint_at_zero_gives_the_numpy_bits(degree: int) -> None:
+    # t = -0.0 on a piece starting at 0.0: h = -0.0 and 0.0 * h is -0.0, so
+    # the written-out steps (which take 0.0 * h as 0.0) must not be used;
+    # hypothesis found it through minimum() (a -0.0 coefficient came out 0.0)
+    f = PFunc._fast(np.array([-2.0, 0.0, 1.0]), np.array([[0.0, -0.0]] * (degree + 1)), 0.0, 0.0)
+    at = np.array([-2.0, -0.0, 0.0, 0.5])
+    small, big = _both(lambda: _bits((at, combine.recenter(f, at, degree), 0.0, 0.0)))
+    assert small == big
+    fs = [PFunc._fast(np.array([-2.0, 0.0, 1.0, 2.5, 4.0]), np.array([[0.0, -0.0, 0.0, 0.0]]), 0.0, 0.0),
+          PFunc._fast(np.array([0.0]), np.zeros((1, 0)), 0.0, 0.0),
+          PFunc._fast(np.array([0.0, 1.0]), np.array([[0.0]]), 0.0, 0.0),
+          PFunc._fast(np.array([-0.0]), np.zeros((1, 0)), 0.0, 0.0)]
+    small, big = _both(lambda: _bits(combine.minimum(fs)[0]))
+    assert small == big

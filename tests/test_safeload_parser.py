@@ -64,3 +64,21 @@ def test_the_compiled_tomli_is_the_one_used_when_installed(parser) -> None:
     if not tomli._parser.__file__.endswith(".so"):
         pytest.skip("a pure-Python tomli: tomllib is used")
     assert parser(False) == "tomli"
+
+
+def test_tamed_copy_gives_load_tomls_values_and_leaves_its_input_alone() -> None:
+    big = 10**400
+    raw = safeload.load_toml(f"a = {big}\nb = [[1, -{big}], {{ c = {big} }}]\nd = 5\ne = true\n", keep_huge_ints=True)
+    assert raw["a"] == big and raw["b"][0][1] == -big  # kept, as asked
+    copy = safeload.tamed_copy(raw)
+    assert copy == {"a": float("inf"), "b": [[1, float("-inf")], {"c": float("inf")}], "d": 5, "e": True}
+    assert repr(copy) == repr(safeload.load_toml(f"a = {big}\nb = [[1, -{big}], {{ c = {big} }}]\nd = 5\ne = true\n"))
+    assert raw["a"] == big and raw["b"][1]["c"] == big  # the input is not touched
+    assert type(copy["d"]) is int and type(copy["e"]) is bool
+    deep: list = [big]
+    for _ in range(100_000):  # any depth: no recursion
+        deep = [deep]
+    out = safeload.tamed_copy(deep)
+    for _ in range(100_000):
+        out = out[0]
+    assert out == [float("inf")]

@@ -8,8 +8,10 @@ gets ``capacity(t) · w_u / Σ w_v`` over the users ``v`` active at ``t``
 (from their declared ``start`` until they finish; a user waiting for its
 data keeps its share, as in the paper's static link shares).  With all users active the earliest finisher is exact; each further
 round makes the next finisher exact, so at most ``users + 1`` rounds are
-needed (the loop stops as soon as no finish time changes).  Only tasks whose
-allocation or upstream changed are recomputed in later rounds.
+needed (the loop stops as soon as no finish time changes).  The rounds take
+only the link users and the tasks feeding them, and of those only the ones
+whose allocation or upstream changed; the other tasks depend on the link's
+outcome but never feed it, so they are analysed once, after the rounds.
 """
 
 from __future__ import annotations
@@ -112,6 +114,11 @@ def analyze(workflow: Workflow) -> Analysis:
             if r.link is not None:
                 users[r.link].append((t.name, t.start, r.weight))
     link_users = {u for us in users.values() for u, _, _ in us}
+    # Only the link users and the tasks they take input from feed the fixed
+    # point; every other task depends on its outcome, never the other way
+    # round, so it is analysed once, from the converged results (as its last
+    # recomputation in the rounds would have been).
+    feeding = _upstream(order, link_users)
     finish: dict[str, float] = {t.name: math.inf for t in order}
     results: dict[str, TaskResult] = {}
     allocs_prev: dict[str, dict[str, PFunc]] = {}
@@ -120,7 +127,7 @@ def analyze(workflow: Workflow) -> Analysis:
     while True:
         rounds += 1
         changed: set[str] = set()
-        for t in order:
+        for t in feeding:
             allocs = {r.name: _allocation(r, t.name, t.start, links, users, finish) for r in t.resources}
             upstream_changed = any(d.from_task in changed for d in t.inputs)
             if t.name in results and not upstream_changed and _same_allocs(allocs, allocs_prev[t.name]):
@@ -136,7 +143,25 @@ def analyze(workflow: Workflow) -> Analysis:
         if rounds >= max_rounds:
             log.warning("shared-link iteration stopped after %d rounds", rounds)
             break
+    for t in order:
+        if t.name not in results:
+            allocs = {r.name: _allocation(r, t.name, t.start, links, users, finish) for r in t.resources}
+            results[t.name] = _analyze_task(t, allocs, results)
     return Analysis({t.name: results[t.name] for t in workflow.tasks}, rounds)
+
+
+def _upstream(order: list[Task], names: set[str]) -> list[Task]:
+    """The tasks of ``order`` named in ``names`` and those they take input
+    from, directly or not, in ``order``'s order."""
+    by_name = {t.name: t for t in order}
+    seen = set(names)
+    todo = list(names)
+    while todo:
+        for d in by_name[todo.pop()].inputs:
+            if d.from_task is not None and d.from_task not in seen:
+                seen.add(d.from_task)
+                todo.append(d.from_task)
+    return [t for t in order if t.name in seen]
 
 
 def _close(a: float, b: float) -> bool:

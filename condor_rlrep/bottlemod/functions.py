@@ -249,13 +249,9 @@ class PFunc:
     # -------------------------------------------------------------- properties
     def is_nondecreasing(self) -> bool:
         """True when the function never decreases (within :data:`REL_TOL`)."""
-        values = small.piece_values(self.x, self.c) if self.is_linear else None
-        if values is not None:
-            start, stop = values
-            tol = REL_TOL * small.scale(self.left, self.end, start, stop)
-            return (start[0] >= self.left - tol and self.end >= stop[-1] - tol
-                    and all(a >= b - tol for a, b in zip(start[1:], stop))
-                    and all(b >= a - tol for a, b in zip(start, stop)))
+        verdict = small.nondecreasing(self)
+        if verdict is not None:
+            return verdict
         tol = REL_TOL * self.scale()
         if self.n == 0:
             return self.end >= self.left - tol
@@ -279,12 +275,9 @@ class PFunc:
         return True
 
     def is_nonnegative(self) -> bool:
-        values = small.piece_values(self.x, self.c) if self.is_linear else None
-        if values is not None:
-            start, stop = values
-            tol = REL_TOL * small.scale(self.left, self.end, start, stop)
-            return not (self.left < -tol or self.end < -tol or any(v < -tol for v in start)
-                        or any(v < -tol for v in stop))
+        verdict = small.nonnegative(self)
+        if verdict is not None:
+            return verdict
         tol = REL_TOL * self.scale()
         if self.left < -tol or self.end < -tol:
             return False

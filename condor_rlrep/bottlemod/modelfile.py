@@ -56,7 +56,7 @@ from typing import Any
 from condor_rlrep.bottlemod.functions import PFunc
 from condor_rlrep.bottlemod.model import DataInput, Link, Resource, Task, Workflow
 from condor_rlrep.errors import ModelError
-from condor_rlrep.safeload import LoadError, load_json, load_toml
+from condor_rlrep.safeload import LoadError, load_json, load_toml, tamed_copy
 
 __all__ = ["load_model", "parse_model", "model_from_dict", "parse_function", "predict_finish"]
 
@@ -85,7 +85,10 @@ def parse_model(text: str, source: str | None = None, fmt: str = "toml") -> Work
         wf.validate()
         return wf
     try:
-        data = load_toml(text)
+        # Integers beyond float range stay ints here: every number read below
+        # goes through _as_float (±inf, "must be finite"), and a 'ppoly' table
+        # is tamed when it needs it, so no second walk over the document.
+        data = load_toml(text, keep_huge_ints=True)
     except LoadError as err:
         raise ModelError(err.message, path=source, line=err.line) from None
     try:
@@ -138,6 +141,13 @@ def model_from_dict(data: Mapping[str, Any], source: str | None = None) -> Workf
 def parse_function(spec: Any, item: str, source: str | None = None) -> PFunc:
     """One function from its file notation (see the module docstring)."""
 
+    kind = type(spec)
+    if kind is float or kind is int:  # the common case first (a bool is not of type int)
+        value = spec if kind is float else _as_float(spec)
+        if not math.isfinite(value):
+            raise ModelError(f"{item}: must be finite", path=source)
+        return PFunc.constant(value)
+
     def fail(msg: str) -> None:
         raise ModelError(f"{item}: {msg}", path=source)
 
@@ -161,7 +171,10 @@ def parse_function(spec: Any, item: str, source: str | None = None) -> PFunc:
             body = spec[kind]
             if not isinstance(body, Mapping) or "x" not in body or "c" not in body:
                 fail("'ppoly' needs 'x' and 'c'")
-            return PFunc(body["x"], body["c"], spec.get("left"), spec.get("end"))
+            try:
+                return PFunc(body["x"], body["c"], spec.get("left"), spec.get("end"))
+            except OverflowError:  # an integer beyond float range: ±inf, as load_toml makes it
+                return PFunc(*tamed_copy([body["x"], body["c"], spec.get("left"), spec.get("end")]))
         xs, ys = _number_pairs(spec[kind])
         if not xs:
             fail(f"'{kind}' must be a non-empty list of [x, y] number pairs")
@@ -203,8 +216,10 @@ def _entries(parent: Mapping[str, Any], key: str, where: str, allowed: set[str],
     prefix = f"{where}.{key}" if where else key
     for name, spec in _table(parent.get(key, {}), prefix, fail).items():
         item = f"{prefix}.{name}"
-        spec = _table(spec, item, fail)
-        _check_keys(spec, allowed, item, fail)
+        if type(spec) is not dict:
+            spec = _table(spec, item, fail)
+        if not allowed.issuperset(spec):
+            _check_keys(spec, allowed, item, fail)
         if required not in spec:
             fail(item, f"missing '{required}'")
         yield name, item, spec
@@ -229,6 +244,11 @@ def _table(v: Any, item: str, fail) -> Mapping[str, Any]:
 
 
 def _number(v: Any, item: str, fail) -> float:
+    kind = type(v)
+    if kind is float or kind is int:  # (the common case first)
+        value = v if kind is float else _as_float(v)
+        if math.isfinite(value):
+            return value
     if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(_as_float(v)):
         fail(item, "must be a finite number")
     return float(v)

@@ -22,10 +22,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from condor_rlrep.bottlemod.polynomial import poly_roots
+from condor_rlrep.bottlemod.polynomial import REL_TOL, poly_roots
 
-__all__ = ["LIMIT", "float_lists", "points", "piece_values", "scale", "unpack", "recenter", "unique", "minimum",
-           "product"]
+__all__ = ["LIMIT", "float_lists", "points", "piece_values", "nondecreasing", "nonnegative", "unpack",
+           "recenter", "unique", "minimum", "product"]
 
 LIMIT = 24
 """Functions (and point sets) up to this many breakpoints take these paths
@@ -35,6 +35,12 @@ LIMIT = 24
 def points(xs: list[float], ys: list[float]) -> tuple[np.ndarray, np.ndarray, float, float]:
     """The fields of :meth:`~.functions.PFunc.from_points` of checked, finite,
     equally long point lists: the same slopes, the same errors."""
+    if len(xs) == 2:  # (a line, the common case: the lists below, written out)
+        (x0, x1), (y0, y1) = xs, ys
+        if x1 - x0 > 0:
+            slope = (y1 - y0) / (x1 - x0)
+            if math.isfinite(slope):
+                return np.array(xs), np.array([[slope], [y0]]), y0, y1
     steps = [b - a for a, b in zip(xs, xs[1:])]
     if any(h < 0 for h in steps):
         raise ValueError("point x values must be non-decreasing")
@@ -82,9 +88,65 @@ def piece_values(x: np.ndarray, c: np.ndarray) -> tuple[list[float], list[float]
     return None if total != total else (start, stop)
 
 
-def scale(left: float, end: float, start: list[float], stop: list[float]) -> float:
-    """:meth:`~.functions.PFunc.scale` from :func:`piece_values`' lists."""
-    return max(1.0, max(abs(left), abs(end), max(map(abs, start)), max(map(abs, stop))))
+def _values_and_tol(f) -> tuple[list[float], list[float], float] | None:
+    """:func:`piece_values` of a small linear function ``f`` (one to
+    ``LIMIT - 1`` pieces) and ``REL_TOL`` times :meth:`~.functions.PFunc.scale`, or ``None``
+    for the array code; the same operations, without the calls."""
+    x = f.x
+    if not 1 < x.size <= LIMIT:
+        return None
+    rows = f.c.tolist()
+    if len(rows) == 2:
+        xl = x.tolist()
+        start = rows[1]
+        if len(xl) == 2:  # (one piece: the comprehension below, written out)
+            stop = [rows[0][0] * (xl[1] - xl[0]) + start[0]]
+            total = (0 + start[0]) + (0 + stop[0])  # sum()'s, for the NaN test
+            if total != total:
+                return None
+            return start, stop, REL_TOL * max(1.0, max(abs(f.left), abs(f.end), abs(start[0]), abs(stop[0])))
+        stop = [v * (b - a) + co for v, a, b, co in zip(rows[0], xl, xl[1:], start)]
+    elif len(rows) == 1:
+        start = stop = rows[0]
+    else:
+        return None
+    total = sum(start) + sum(stop)
+    if total != total:
+        return None
+    return start, stop, REL_TOL * max(1.0, max(abs(f.left), abs(f.end), max(map(abs, start)), max(map(abs, stop))))
+
+
+def nondecreasing(f) -> bool | None:
+    """:meth:`~.functions.PFunc.is_nondecreasing` of a constant or a small
+    linear function ``f``, or ``None`` for the array code."""
+    left, end = f.left, f.end
+    if f.x.size == 1 <= LIMIT:  # the array code's n == 0 case: scale() is max(1, |left|, |end|)
+        return end >= left - REL_TOL * max(1.0, max(abs(left), abs(end)))
+    values = _values_and_tol(f)
+    if values is None:
+        return None
+    start, stop, tol = values
+    if len(start) == 1:  # (the common single piece: the loops below, written out)
+        return start[0] >= left - tol and end >= stop[0] - tol and stop[0] >= start[0] - tol
+    return (start[0] >= left - tol and end >= stop[-1] - tol
+            and all(a >= b - tol for a, b in zip(start[1:], stop))
+            and all(b >= a - tol for a, b in zip(start, stop)))
+
+
+def nonnegative(f) -> bool | None:
+    """:meth:`~.functions.PFunc.is_nonnegative` of a constant or a small
+    linear function ``f``, or ``None`` for the array code."""
+    left, end = f.left, f.end
+    if f.x.size == 1 <= LIMIT:
+        tol = REL_TOL * max(1.0, max(abs(left), abs(end)))
+        return not (left < -tol or end < -tol)
+    values = _values_and_tol(f)
+    if values is None:
+        return None
+    start, stop, tol = values
+    if len(start) == 1:
+        return not (left < -tol or end < -tol or start[0] < -tol or stop[0] < -tol)
+    return not (left < -tol or end < -tol or any(v < -tol for v in start) or any(v < -tol for v in stop))
 
 
 Unpacked = tuple[list[float], list[list[float]], float, float, int]
@@ -113,9 +175,10 @@ def recenter(f: Unpacked, at: list[float], k: int) -> list[list[float]]:
         else:
             h = t - xs[i]
             desc = cols[i]  # desc[d - mm] is the coefficient of s**mm
-            if d <= 1 and h < math.inf:
+            if d <= 1 and h < math.inf and (h != 0.0 or math.copysign(1.0, h) > 0.0):
                 # The loop below for degree 0 and 1, its steps written out: with
                 # 0 <= h < inf, 0.0 * h is 0.0 and C(m, j) is 1.0 (so 1.0 * a = a).
+                # (Not for h = -0.0, t = -0.0 at a breakpoint 0.0: 0.0 * -0.0 is -0.0.)
                 top = 0.0 + desc[0]
                 if d:
                     first[p] = top * h + desc[1]
