@@ -27,7 +27,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 from itertools import compress, count, repeat
-from operator import and_, eq, gt, is_, itemgetter, not_, or_, sub
+from operator import and_, gt, is_, itemgetter, not_, or_, sub
 from typing import TYPE_CHECKING, Any
 
 from .bulk import _add_known_edges, _define, _job_words, plain_blob
@@ -42,7 +42,6 @@ _MISSING = (None, 1 << 62)  # linkable.get's default: no node, defined after eve
 # Pending edges from which they are resolved in numpy (numpy loaded, or worth its import).
 NUMPY_MIN_EDGES = 4096
 NUMPY_IMPORT_MIN_EDGES = 32768
-_first = itemgetter(0)
 _second = itemgetter(1)
 
 
@@ -128,7 +127,7 @@ class EdgeBatch:
             at = np.flatnonzero(now)
             mask = now.tolist()
             pn, cn = table.names(ip[at]), table.names(ic[at])
-            if all(map(eq, compress(self.parents, mask), pn)) and all(map(eq, compress(self.children, mask), cn)):
+            if list(compress(self.parents, mask)) == pn and list(compress(self.children, mask)) == cn:
                 table.add(p, pn, cn, pp[at], cp[at])
             else:  # a hash that only looks like a node's: the exact way
                 self.resolve(p)
@@ -151,7 +150,7 @@ class EdgeBatch:
             table, (ip, ic) = self.table, self.ends
             if (ip >= 0).all() and (ic >= 0).all():
                 pn, cn = table.names(ip), table.names(ic)
-                if all(map(eq, self.parents, pn)) and all(map(eq, self.children, cn)):
+                if self.parents == pn and self.children == cn:
                     table.add(p, pn, cn, table.positions(ip), table.positions(ic))
                     return
             self.pv = None  # a name to look up (one defined after an early flush), or none: the exact way
@@ -212,14 +211,15 @@ class _Table:
 
     @classmethod
     def of(cls, linkable: dict[str, tuple[str, int]]) -> _Table | None:
-        """The table of ``linkable`` (None if two names share a hash: then dict lookups)."""
+        """The table of the top scope's ``linkable`` (its keys are the nodes'
+        names), or None if two names share a hash (then dict lookups)."""
         import numpy as np
 
         n = len(linkable)
         keys = list(linkable)
         values = list(linkable.values())
-        if n < 2 or not all(map(is_, keys, map(_first, values))):
-            return None  # (the top scope's nodes are their own names)
+        if n < 2:
+            return None
         hashes = _hashes(np, keys)
         order = np.argsort(hashes)
         hashes = hashes[order]
