@@ -6,6 +6,7 @@ A run of at least :data:`MIN_RUN` lines of one such shape is handled a chunk
 of up to :data:`CHUNK` lines at a time with C-level string and map
 operations (:func:`bulk_jobs`, :func:`bulk_edges`, :func:`bulk_vars`), and a
 single plain line without the lexer (:func:`fast_edge`, :data:`VARS_LINE`).
+(Runs of JOB and PARENT lines in random order: :mod:`.mixed`.)
 Each is all or nothing: it returns False and leaves the parse untouched when
 anything in its input is unusual, and the line-by-line path (which knows
 every rule) takes over. Either way the workflow, its source lines, the VARS
