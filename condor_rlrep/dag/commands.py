@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING
 
 from ..errors import DagError
 from .bulk import CHUNK, MIN_RUN, VARS_LINE, bulk_edges, fast_edge
-from .mixed import MIXED_EDGES
 from .lexer import Lexer, LexError, Token, is_plain, normalize_keyword, split_tokens
+from .mixed import MIXED_EDGES
 from .model import Script, VarAssignment
 from .syntax import syntax_error
 

@@ -39,9 +39,11 @@ __all__ = ["bulk_mixed", "EdgeBatch", "MIXED_EDGES", "resolve_all"]
 
 MIXED_EDGES = "PARENT lines of a mixed run"  # Scope.deferred's keyword for an EdgeBatch (not a DAG keyword)
 _MISSING = (None, 1 << 62)  # linkable.get's default: no node, defined after every line
-# Pending edges from which they are resolved in numpy (numpy loaded, or worth its import).
+# Pending edges are resolved in numpy from this many (and a quarter of the
+# nodes: the table costs a pass over them), with numpy loaded or, as the cycle
+# check does (.cycles), from this many nodes, where its import pays.
 NUMPY_MIN_EDGES = 4096
-NUMPY_IMPORT_MIN_EDGES = 32768
+NUMPY_IMPORT_MIN_NODES = 32768
 _second = itemgetter(1)
 
 
@@ -146,6 +148,12 @@ class EdgeBatch:
         careful path, for a line naming something other than a linkable node)."""
         if p.pending:
             p.flush_pending()  # this batch is one of them
+        try:
+            self._take_rest(p, scope, run_command)
+        finally:
+            self.parents = self.children = self.pv = self.cv = self.ends = self.table = None  # type: ignore[assignment]
+
+    def _take_rest(self, p: ParseState, scope: Scope, run_command: Callable[..., None]) -> None:
         if self.table is not None:
             table, (ip, ic) = self.table, self.ends
             if (ip >= 0).all() and (ic >= 0).all():
@@ -180,8 +188,9 @@ def resolve_all(p: ParseState, batches: list[EdgeBatch]) -> None:
     table = None
     pending = sum(len(batch.parents) for batch in batches)
     linkable = batches[0].linkable
-    if pending >= NUMPY_IMPORT_MIN_EDGES or (pending >= NUMPY_MIN_EDGES and "numpy" in sys.modules):
-        table = _Table.of(linkable)  # a cost in the number of nodes: only for many pending edges
+    n = len(linkable)
+    if pending >= max(NUMPY_MIN_EDGES, n // 4) and ("numpy" in sys.modules or n >= NUMPY_IMPORT_MIN_NODES):
+        table = _Table.of(linkable)
     for batch in batches:
         if table is not None and batch.linkable is linkable:
             batch.resolve_in(p, table)
