@@ -16,6 +16,7 @@ from condor_rlrep.dag import VarAssignment, parse_dag
 from condor_rlrep.dag import bulk as bulk_module
 from condor_rlrep.dag import commands as commands_module
 from condor_rlrep.dag import firstpass as firstpass_module
+from condor_rlrep.dag import mixed as mixed_module
 from condor_rlrep.errors import RlrepError
 
 SETTINGS = settings(max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow])
@@ -227,7 +228,7 @@ def test_shuffled_job_and_parent_lines_same_as_careful(seed):
     rng.shuffle(lines)
     assert_same(lines)
     calls = []
-    real = bulk_module.bulk_mixed
+    real = mixed_module.bulk_mixed
     try:
         firstpass_module.bulk_mixed = lambda *a: calls.append(1) or real(*a)
         wf = parse_dag(lines)

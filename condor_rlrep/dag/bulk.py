@@ -6,6 +6,7 @@ A run of at least :data:`MIN_RUN` lines of one such shape is handled a chunk
 of up to :data:`CHUNK` lines at a time with C-level string and map
 operations (:func:`bulk_jobs`, :func:`bulk_edges`, :func:`bulk_vars`), and a
 single plain line without the lexer (:func:`fast_edge`, :data:`VARS_LINE`).
+(Runs of JOB and PARENT lines in random order: :mod:`.mixed`.)
 Each is all or nothing: it returns False and leaves the parse untouched when
 anything in its input is unusual, and the line-by-line path (which knows
 every rule) takes over. Either way the workflow, its source lines, the VARS
@@ -17,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from itertools import compress, count, islice, repeat
-from operator import and_, ge, gt, is_not, itemgetter, le, lshift, not_, or_
+from operator import ge, itemgetter, le, lshift, not_, or_
 from sys import intern
 
 from .model import VarAssignment, plain_node
@@ -26,7 +27,7 @@ from .syntax import RESERVED_NAMES
 
 __all__ = [
     "MIN_RUN", "CHUNK", "BULK_PREFIX", "VARS_LINE", "run_end", "skip_lines", "plain_blob",
-    "bulk_jobs", "bulk_edges", "bulk_vars", "bulk_mixed", "mixed_end", "fast_edge",
+    "bulk_jobs", "bulk_edges", "bulk_vars", "mixed_end", "fast_edge",
 ]
 
 MIN_RUN = 16
@@ -151,54 +152,6 @@ def mixed_end(lines: list[str], start: int) -> int:
     return next(compress(count(start), misses), limit)
 
 
-def bulk_mixed(p: ParseState, scope: Scope, run: list[str], path: str | None, lineno: int) -> bool:
-    """A run of plain ``JOB name file`` and ``PARENT a CHILD b`` lines in any
-    order (top scope; a generator's shuffled output), as the line-by-line
-    path would take it: every node defined, each edge whose ends were both
-    defined before its line added (in file order), the others deferred to
-    pass 2 (in file order)."""
-    is_job = list(map(str.startswith, run, repeat("JOB ")))
-    job_lines = list(compress(run, is_job))
-    edge_lines = list(compress(run, map(not_, is_job)))
-    k = len(edge_lines)
-    if not job_lines or not k:
-        return False  # a run of one kind: the other bulk paths
-    found = _job_words(p, scope, job_lines)
-    blob = plain_blob(edge_lines)
-    if found is None or blob is None:
-        return False
-    words = blob.split()
-    if (
-        len(words) != 4 * k or words.count("PARENT") != k
-        or words[0::4].count("PARENT") != k or words[2::4].count("CHILD") != k
-    ):
-        return False
-    names, submits = found
-    job_numbers = list(compress(count(lineno), is_job))
-    edge_numbers = list(compress(count(lineno), map(not_, is_job)))
-    _define(p, scope, names, submits, job_numbers, path)
-    # Where the line-by-line path would meet an edge before one of its
-    # nodes: those lines are deferred, so that edges (and the cycle check's
-    # order) come exactly as they would.
-    born = dict(zip(names, job_numbers))
-    linkable = scope.linkable
-    parents, children = words[1::4], words[3::4]
-    pv = list(map(linkable.get, parents))
-    cv = list(map(linkable.get, children))
-    known = map(and_, map(is_not, pv, repeat(None)), map(is_not, cv, repeat(None)))
-    before = map(and_, map(gt, edge_numbers, map(born.get, parents, repeat(0))),
-                 map(gt, edge_numbers, map(born.get, children, repeat(0))))
-    now = list(map(and_, known, before))
-    if not all(now):
-        later = map(not_, now)
-        p_deferred = compress(zip(repeat("PARENT"), map(str.strip, edge_lines), repeat(path), edge_numbers), later)
-        scope.deferred.extend(p_deferred)
-        pv = list(compress(pv, now))
-        cv = list(compress(cv, now))
-    _add_known_edges(p, pv, cv)
-    return True
-
-
 def _add_known_edges(p: ParseState, pv: list[tuple[str, int]], cv: list[tuple[str, int]]) -> None:
     """Add the edges between these (name, position) ends, as the line-by-line path would."""
     new = list(zip(map(_first, pv), map(_first, cv)))
@@ -233,6 +186,8 @@ def bulk_edges(p: ParseState, scope: Scope, run: list[str]) -> bool:
     cv = list(map(linkable.get, words[3::4]))
     if None in pv or None in cv:  # a name of no (linkable) node, PARENT or CHILD
         return False
+    if p.pending:
+        p.flush_pending()  # their edges come first
     _add_known_edges(p, pv, cv)  # type: ignore[arg-type]
     return True
 

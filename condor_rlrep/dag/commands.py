@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 from ..errors import DagError
 from .bulk import CHUNK, MIN_RUN, VARS_LINE, bulk_edges, fast_edge
 from .lexer import Lexer, LexError, Token, is_plain, normalize_keyword, split_tokens
+from .mixed import MIXED_EDGES
 from .model import Script, VarAssignment
 from .syntax import syntax_error
 
@@ -460,17 +461,17 @@ COMMANDS: dict[str, Callable[..., None]] = {
 
 
 def run_deferred(p: ParseState, scope: Scope) -> None:
-    """Pass 2: every deferred command of ``scope``, in file order.
-
-    Runs of deferred ``PARENT`` lines (a file whose edges come before
-    their nodes: every edge is deferred) take the bulk path, as in pass 1.
-    """
+    """Pass 2: every deferred command of ``scope``, in file order. Runs of
+    deferred ``PARENT`` lines (a file whose edges come before their nodes:
+    every edge is deferred) take the bulk path, as in pass 1."""
     deferred = scope.deferred
     bulk = not scope.is_splice
     k, total = 0, len(deferred)
     while k < total:
         kw, line, path, lineno = deferred[k]
-        if kw == "PARENT" and bulk:
+        if kw == MIXED_EDGES:  # the edges of a shuffled run (.mixed)
+            line.take_rest(p, scope, run_command)
+        elif kw == "PARENT" and bulk:
             end = k + 1
             while end < total and deferred[end][0] == "PARENT":
                 end += 1
@@ -484,7 +485,7 @@ def run_deferred(p: ParseState, scope: Scope) -> None:
                     run_command(p, scope, kw, line, path, lineno)
             k = end
             continue
-        if not (kw == "PARENT" and fast_edge(p, scope, line)):
+        elif not (kw == "PARENT" and fast_edge(p, scope, line)):
             run_command(p, scope, kw, line, path, lineno)
         k += 1
     scope.deferred = []

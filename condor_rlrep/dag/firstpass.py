@@ -26,17 +26,7 @@ from typing import Any
 
 from ..errors import DagError, DagSyntaxError
 from .bulk import (
-    BULK_PREFIX,
-    CHUNK,
-    MIN_RUN,
-    VARS_LINE,
-    bulk_edges,
-    bulk_jobs,
-    bulk_mixed,
-    bulk_vars,
-    mixed_end,
-    run_end,
-    skip_lines,
+    BULK_PREFIX, CHUNK, MIN_RUN, VARS_LINE, bulk_edges, bulk_jobs, bulk_vars, mixed_end, run_end, skip_lines,
 )
 from .commands import COMMANDS, run_deferred
 from .lexer import (
@@ -49,6 +39,7 @@ from .lexer import (
     split_tokens,
     tracked_blocks,
 )
+from .mixed import bulk_mixed
 from .model import Node, VarAssignment, plain_node
 from .parsestate import EDGE_KINDS, NO_EDGES, ParseState, Scope, Splice
 from .syntax import KEYWORDS, NODE_KINDS, RESERVED_NAMES
@@ -157,6 +148,7 @@ class Parser(ParseState):
             has_parent, has_child = scope.has_parent, scope.has_child
             vars_line = VARS_LINE.match
             keys_append = self.edge_keys.append
+            pending = self.pending
             bulk_from = 0  # no bulk attempt before this line number (a run that failed)
             backoff = 0  # lines skipped after a failed attempt: doubles while attempts keep failing
             fwd = bwd = False  # edges seen going forward / backward in file order
@@ -226,6 +218,8 @@ class Parser(ParseState):
                         pv = linkable.get(parts[1])
                         cv = linkable.get(parts[3])
                         if pv is not None and cv is not None and parts[2].upper() == "CHILD":
+                            if pending:
+                                self.flush_pending()  # edges of earlier mixed runs come first
                             e = (pv[0], cv[0])
                             before = len(edges)
                             edges.add(e)

@@ -27,8 +27,9 @@ itself, directly or not, is an error.
 The parser's parts, each depending only on those before it: :mod:`.lexer`
 (lines and tokens), :mod:`.syntax` (keywords, forms), :mod:`.parsestate`
 (what a parse builds: scopes, splices, edges), :mod:`.bulk` (fast paths for
-plain lines), :mod:`.commands` (pass 2), :mod:`.firstpass` (pass 1, files),
-:mod:`.cycles` (the cycle check), and this module (the entry points).
+plain lines), :mod:`.mixed` (JOB and PARENT lines in random order),
+:mod:`.commands` (pass 2), :mod:`.firstpass` (pass 1, files), :mod:`.cycles`
+(the cycle check), and this module (the entry points).
 
 Where this parser knowingly differs from DAGMan 25.x:
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 from array import array
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..errors import DagError
 from .lexer import LexError, split_tokens
@@ -58,7 +59,7 @@ class Scope:
     own: dict[str, Node] = field(default_factory=dict)  # local name -> node
     linkable: dict[str, tuple[str, int]] = field(default_factory=dict)  # local -> (full name, file position), JOB/SUBDAG
     splices: dict[str, Splice] = field(default_factory=dict)
-    deferred: list[tuple[str, str, str | None, int]] = field(default_factory=list)
+    deferred: list[tuple[str, Any, str | None, int]] = field(default_factory=list)  # (keyword, line, path, line number)
     # Splices only: what their initial and terminal nodes are computed from
     # (_splice_steps in .firstpass), in time linear in the scope's own lines.
     ends: list[str | Splice] = field(default_factory=list)
@@ -87,6 +88,16 @@ class ParseState:
         # all go one way, file order (or its reverse) is a topological order.
         self.forward = False
         self.backward = False
+        # Edges of shuffled runs not looked up yet (.mixed.EdgeBatch), in file
+        # order: resolved before any other edge is added (flush_pending).
+        self.pending: list[Any] = []
+
+    def flush_pending(self) -> None:
+        """Resolve the pending batches of edges, in file order (every path that adds an edge calls this first)."""
+        from .mixed import resolve_all  # (.mixed builds on this module)
+
+        resolve_all(self, self.pending)
+        self.pending.clear()
 
     # -- errors -----------------------------------------------------------
     syntax = staticmethod(syntax_error)
@@ -132,6 +143,8 @@ class ParseState:
 
     def add_edges(self, scope: Scope, parents: list[str], children: list[str], weak: bool,
                   path: str | None = None, lineno: int | None = None) -> None:
+        if self.pending:
+            self.flush_pending()
         index = self.index
         if len(parents) > 1 and len(children) > 1:
             # DAGMan: repeats dropped, nodes in definition order; then a join
@@ -171,6 +184,8 @@ class ParseState:
     def add_join(self, scope: Scope, parents: list[str], children: list[str], weak: bool,
                  path: str | None, lineno: int | None) -> None:
         """Every child depends on every parent: one :class:`Join`, O(m + n)."""
+        if self.pending:
+            self.flush_pending()
         joins = self.wf.joins
         join = Join(
             name=f"{scope.prefix}{JOIN_PREFIX}{len(joins)}", parents=tuple(parents), children=tuple(children),
