@@ -34,6 +34,7 @@ from condor_rlrep.condor.eventlog import (
     EventLogError,
     event_time,
     node_name_of,
+    time_of_text,
 )
 from condor_rlrep.runreport.clusters import ClusterEvents, NoopNode, opt_float
 
@@ -233,7 +234,7 @@ class NodeLog:
                 stamp = None
             at = times.get(stamp)
             if at is None:
-                at = time_of(stamp, as_event(text, data))
+                at = time_of(stamp, as_event, text, data)
             value: Any = None
             if kind == EXECUTE:
                 try:
@@ -280,21 +281,25 @@ class NodeLog:
 
         return add
 
-    def _time_of(self, text: Any, event: Any) -> float:
-        """:func:`event_time` of ``event`` whose ``EventTime`` is ``text``,
-        memoised on the text: events share their seconds."""
-        at = self._times.get(text)
+    def _time_of(self, stamp: Any, as_event: Any, text: Any, data: Any) -> float:
+        """:func:`event_time` of the event ``as_event(text, data)`` whose
+        ``EventTime`` is ``stamp``, memoised on the stamp (events share their
+        seconds); the event is made only when the stamp alone does not tell
+        (:func:`time_of_text`)."""
+        at = self._times.get(stamp)
         if at is None:
-            at = event_time(event)
-            if text is not None:
+            at = time_of_text(stamp)
+            if at is None:
+                at = event_time(as_event(text, data))
+            if stamp is not None:
                 if len(self._times) > _TIMES_KEPT:
                     self._times.clear()
-                self._times[text] = at
+                self._times[stamp] = at
         return at
 
     def _add_noop(self, kind: int, event: Any) -> None:
         subproc = int(event.get("Subproc", 0) or 0)
-        at = self._time_of(event.get("EventTime"), event)
+        at = self._time_of(event.get("EventTime"), _event_itself, None, event)
         name = node_name_of(event) if kind in (SUBMIT, POST_SCRIPT_TERMINATED, PRESKIP) else None
         if name is None:
             name = self._noop_subprocs.get(subproc)
