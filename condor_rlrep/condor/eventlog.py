@@ -38,6 +38,7 @@ __all__ = [
     "REMOVAL_EVICT_CODE",
     "read_events",
     "node_name_of",
+    "node_name_in_notes",
     "cluster_nodes",
     "clusters_of_node",
     "host_of_execute",
@@ -66,6 +67,7 @@ follows each execute event (measured on HTCondor 25.14)."""
 
 _DAG_NODE_NOTE = re.compile(r"DAG Node:\s*(\S+)")
 _DAG_NODE_AD = re.compile(r'DAGNodeName\s*=\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE)
+_ESCAPED = re.compile(r"\\(.)")
 _ALIAS = re.compile(r"[?&]alias=([^&>]+)")
 _SINFUL_HOST = re.compile(r"<([^:>?]+)")
 
@@ -131,13 +133,19 @@ def node_name_of(event: Any) -> str | None:
     name = event.get("DAGNodeName")
     if name:
         return str(name)
-    notes = event.get("LogNotes")
+    return node_name_in_notes(event.get("LogNotes"))
+
+
+def node_name_in_notes(notes: Any) -> str | None:
+    """:func:`node_name_of` of an event without a ``DAGNodeName`` whose
+    ``LogNotes`` is ``notes`` (a reader that holds the attributes already
+    needs no event object for it)."""
     if not notes:
         return None
     notes = str(notes)
     match = _DAG_NODE_AD.search(notes)
     if match:
-        return re.sub(r"\\(.)", r"\1", match.group(1))
+        return _ESCAPED.sub(r"\1", match.group(1))
     match = _DAG_NODE_NOTE.search(notes)
     return match.group(1) if match else None
 

@@ -33,6 +33,7 @@ from condor_rlrep.condor.eventlog import (
     TERMINATED,
     EventLogError,
     event_time,
+    node_name_in_notes,
     node_name_of,
     time_of_text,
 )
@@ -251,7 +252,11 @@ class NodeLog:
                     value = None
             elif kind == SUBMIT:
                 # every proc of a cluster carries the same node name: read it once
-                value = entry.node if entry.node is not None else node_name_of(as_event(text, data))
+                # (node_name_of, from the attributes themselves)
+                value = entry.node
+                if value is None:
+                    name = _get(get, handle, "DAGNodeName")
+                    value = str(name) if name else node_name_in_notes(_get(get, handle, "LogNotes"))
                 entry.node = value
             elif kind == TERMINATED:
                 if _get(get, handle, "TerminatedNormally"):
@@ -263,11 +268,10 @@ class NodeLog:
                 if reason:
                     entry.abort_reasons[proc] = str(reason)[:200]
             elif kind == POST_SCRIPT_TERMINATED:
-                event = as_event(text, data)
-                entry.post_code = _post_code(event)
+                entry.post_code = _post_code(get, handle)
                 entry.post_time = at
                 if entry.node is None:
-                    entry.node = node_name_of(event)
+                    entry.node = node_name_of(as_event(text, data))
                 return  # rebuild_cluster needs only the node name of a 016, kept above
             elif kind == PRESKIP:
                 name = node_name_of(as_event(text, data))
@@ -318,7 +322,7 @@ class NodeLog:
             node.end_time = at
             node.exit_code = int(event.get("ReturnValue", 0) or 0) if event.get("TerminatedNormally") else -1
         elif kind == POST_SCRIPT_TERMINATED:
-            node.post_code = _post_code(event)
+            node.post_code = _post_code(_item_of_event, event)
             node.post_time = at
 
     # -- queries ---------------------------------------------------------------
@@ -450,10 +454,11 @@ def _get(get: Any, handle: Any, key: str, default: Any = None) -> Any:
         return default
 
 
-def _post_code(event: Any) -> int:
-    if event.get("TerminatedNormally", True):
-        return int(event.get("ReturnValue", 0) or 0)
-    return -int(event.get("TerminatedBySignal", 0) or 0) or -1
+def _post_code(get: Any, handle: Any) -> int:
+    """The POST script's result of a 016 event whose keys ``get(handle, key, True)`` reads."""
+    if _get(get, handle, "TerminatedNormally", True):
+        return int(_get(get, handle, "ReturnValue", 0) or 0)
+    return -int(_get(get, handle, "TerminatedBySignal", 0) or 0) or -1
 
 
 def _slot_from_sinful(sinful: str) -> str | None:
