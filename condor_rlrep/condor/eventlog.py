@@ -38,10 +38,12 @@ __all__ = [
     "REMOVAL_EVICT_CODE",
     "read_events",
     "node_name_of",
+    "node_name_in_notes",
     "cluster_nodes",
     "clusters_of_node",
     "host_of_execute",
     "event_time",
+    "time_of_text",
     "ClusterHistory",
     "rebuild_cluster",
 ]
@@ -65,6 +67,7 @@ follows each execute event (measured on HTCondor 25.14)."""
 
 _DAG_NODE_NOTE = re.compile(r"DAG Node:\s*(\S+)")
 _DAG_NODE_AD = re.compile(r'DAGNodeName\s*=\s*"((?:[^"\\]|\\.)*)"', re.IGNORECASE)
+_ESCAPED = re.compile(r"\\(.)")
 _ALIAS = re.compile(r"[?&]alias=([^&>]+)")
 _SINFUL_HOST = re.compile(r"<([^:>?]+)")
 
@@ -130,13 +133,19 @@ def node_name_of(event: Any) -> str | None:
     name = event.get("DAGNodeName")
     if name:
         return str(name)
-    notes = event.get("LogNotes")
+    return node_name_in_notes(event.get("LogNotes"))
+
+
+def node_name_in_notes(notes: Any) -> str | None:
+    """:func:`node_name_of` of an event without a ``DAGNodeName`` whose
+    ``LogNotes`` is ``notes`` (a reader that holds the attributes already
+    needs no event object for it)."""
     if not notes:
         return None
     notes = str(notes)
     match = _DAG_NODE_AD.search(notes)
     if match:
-        return re.sub(r"\\(.)", r"\1", match.group(1))
+        return _ESCAPED.sub(r"\1", match.group(1))
     match = _DAG_NODE_NOTE.search(notes)
     return match.group(1) if match else None
 
@@ -186,26 +195,66 @@ def host_of_execute(event: Any) -> str | None:
 
 def event_time(event: Any) -> float:
     """Epoch seconds of an event: its ``EventTime`` read as local time (as
-    HTCondor writes it), or UTC when it ends in ``Z``.
+    HTCondor writes it), or UTC when it ends in ``Z`` (:func:`time_of_text`).
 
     Same value as the bindings' ``event.timestamp`` for local times, without
     its ``strptime`` (whose first call costs a hook ~10 ms).
     """
-    from datetime import datetime, timezone
-
     epoch = getattr(event, "epoch", None)
     if epoch is not None:  # a compact record that holds the converted time already
         return epoch
-    iso = event.get("EventTime")
+    at = time_of_text(event.get("EventTime"))
+    return float(event.timestamp) if at is None else at
+
+
+def time_of_text(iso: Any) -> float | None:
+    """:func:`event_time` of an event whose ``EventTime`` is ``iso``; None
+    where it takes the event's own ``timestamp`` instead (no ``EventTime``,
+    or one that is not ISO): a reader that holds the attribute already
+    (:mod:`condor_rlrep.runreport.nodelog`) needs no event object for it."""
     if not iso:
-        return float(event.timestamp)
+        return None
     text = str(iso)
+    if len(text) == 19 and text[10] == "T":  # HTCondor's own form, local YYYY-MM-DDTHH:MM:SS: by its hour
+        minute, second = text[14:16], text[17:19]
+        if text[13] == ":" == text[16] and (minute + second).isdigit() and (minute + second).isascii() \
+                and minute < "60" and second < "60":
+            hour = _HOURS.get(text[:13], False)
+            if hour is False:
+                hour = _hour_epoch(text[:13])
+            if hour is not None:
+                return float(int(hour + int(minute) * 60 + int(second)))
+    from datetime import datetime, timezone
+
     try:
         if text.endswith("Z"):
             return float(int(datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc).timestamp()))
         return float(int(datetime.fromisoformat(text).timestamp()))
     except ValueError:
-        return float(event.timestamp)
+        return None
+
+
+def _hour_epoch(prefix: str) -> float | None:
+    """``datetime.fromisoformat(prefix + ":00:00").timestamp()`` when every
+    second of that local hour is that plus its offset in the hour (the same
+    UTC offset at both ends: not an hour a 30-minute DST change splits);
+    else None, and :func:`time_of_text` converts each second itself. Kept
+    in :data:`_HOURS`: a big log's 15,000 distinct seconds fall in a few
+    hours, and ``timestamp()`` of a local time is the dear part."""
+    from datetime import datetime
+
+    try:
+        first = datetime.fromisoformat(prefix + ":00:00").timestamp()
+        last = datetime.fromisoformat(prefix + ":59:59").timestamp()
+    except ValueError:
+        first = last = 0.0
+    hour = first if last - first == 3599.0 and first == int(first) else None
+    _HOURS[prefix] = hour
+    return hour
+
+
+_HOURS: dict[str, float | None] = {}
+"""``YYYY-MM-DDTHH`` → :func:`_hour_epoch` (this process's time zone)."""
 
 
 @dataclass
@@ -354,53 +403,61 @@ def replay_runs(
     """Proc → index of its last invocation, ended by an eviction that a
     following abort may turn into a removal."""
     last_at: float | None = None
-    procs = history.procs
+    procs_add = history.procs.add
     slots = history.slots
+    pop_open, pop_provisional = open_runs.pop, provisional.pop
+    evictions = 0
     count = 0
+    # the two commonest events of a long cluster (evictions and executes) come
+    # first, with the end of a run (``close``) written out in place: a big
+    # log's 115,000 evictions would each pay a call
     for kind, proc, at, value, host in records:
         count += 1
         if last_at is None or at > last_at:
             last_at = at
-        if kind == EVICTED:  # first: with executes, the commonest events of a long cluster
-            removal = value == REMOVAL_EVICT_CODE
-            before = len(runs)
-            close(proc, at, "removed" if removal else "evicted")
-            if removal:
+        if kind == EVICTED:
+            started = pop_open(proc, None)
+            if value == REMOVAL_EVICT_CODE:
+                if started is not None:
+                    start = started[0]
+                    append((proc, started[1], start, at if at > start else start, "removed", None))
                 # the removal logged its own 004 (also for a replica requeued
                 # by an eviction, not running): an eviction before it stays one
-                provisional.pop(proc, None)
+                pop_provisional(proc, None)
             else:
-                history.evictions += 1
-                if len(runs) > before:
-                    provisional[proc] = before
+                evictions += 1
+                if started is not None:
+                    start = started[0]
+                    provisional[proc] = len(runs)
+                    append((proc, started[1], start, at if at > start else start, "evicted", None))
         elif kind == EXECUTE:
-            procs.add(proc)
-            provisional.pop(proc, None)
+            procs_add(proc)
+            pop_provisional(proc, None)
             if proc in open_runs:  # a lost end event: close the earlier run here
                 close(proc, at, "evicted")
             open_runs[proc] = (at, host)
             if value and detail:
                 slots[(proc, at)] = str(value)
         elif kind == SUBMIT:
-            procs.add(proc)
+            procs_add(proc)
             if history.submit_time is None or at < history.submit_time:
                 history.submit_time = at
             if history.node is None:
                 history.node = value
         elif kind == TERMINATED:
-            procs.add(proc)
+            procs_add(proc)
             code = value
             history.exit_codes[proc] = code
             close(proc, at, "success" if code == 0 else "failure", code, terminal=True)
             if code != 0:
                 fail(code)
         elif kind == ABORTED:
-            index = provisional.pop(proc, None)
+            index = pop_provisional(proc, None)
             if index is not None:
                 # evicted, then aborted with no run in between: a removal
                 # (Schedd.act with a reason logs code 1009, not 1023)
                 relabel(index, "removed")
-                history.evictions -= 1
+                evictions -= 1
             close(proc, at, "removed")
             history.aborted.add(proc)
             fail(-1002)
@@ -410,10 +467,10 @@ def replay_runs(
             # condor_hold of a running job logs 004 and then 012: that run
             # ended by the hold, which no replica count makes likelier
             history.holds += 1
-            index = provisional.pop(proc, None)
+            index = pop_provisional(proc, None)
             if index is not None:
                 relabel(index, "held")
-                history.evictions -= 1
+                evictions -= 1
             close(proc, at, "held")
         elif kind == RECONNECT_FAILED:
             close(proc, at, "evicted")
@@ -421,6 +478,7 @@ def replay_runs(
             history.node = value
         elif kind == JOB_AD_INFORMATION and proc in open_runs and value is not None and detail:
             history.keyboard_idle[(proc, open_runs[proc][0])] = value
+    history.evictions = evictions
     history.event_count = count
     if open_runs:
         end = now if now is not None else (last_at if last_at is not None else time.time())

@@ -54,13 +54,13 @@ def proc_states(events: Any) -> dict[int, str]:
     ``removing`` or ``removed`` after the compact events of one cluster (in
     log order): a :class:`CompactEvents` or ``(type, proc, time, value)`` records."""
     state: dict[int, str] = {}
-    for kind, proc, _at, value in events:
-        if kind == SUBMIT or kind == _RELEASED:
-            state[proc] = "idle"
-        elif kind == EXECUTE:
+    for kind, proc, _at, value in events:  # the commonest kinds of a long cluster first
+        if kind == EXECUTE:
             state[proc] = "running"
         elif kind == EVICTED:
             state[proc] = "removing" if value == REMOVAL_EVICT_CODE else "idle"
+        elif kind == SUBMIT or kind == _RELEASED:
+            state[proc] = "idle"
         elif kind == HELD:
             state[proc] = "held"
         elif kind == TERMINATED:

@@ -36,6 +36,7 @@ _LINES = re.compile(
     rb")",
     re.MULTILINE,
 )
+_STAMP_FIELDS = re.compile(r"(\d\d)/(\d\d)/(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,6}))?", re.ASCII)
 
 
 @dataclass
@@ -67,6 +68,28 @@ class Session:
         if state is None:
             state = self.nodes[name] = ScriptState()
         return state
+
+
+def stamp_time(stamp: bytes) -> float:
+    """Epoch seconds of a line's stamp (``_STAMP``: ``MM/DD/YY HH:MM:SS``,
+    maybe ``.digits``), local time: ``datetime.strptime(text, "%m/%d/%y
+    %H:%M:%S[.%f]").timestamp()``, with the fields read by one regular
+    expression instead (a strptime call costs ~50,000 instructions, and a
+    big run's output has a new second every few lines). Anything that does
+    not make a valid time that way (month 13, 7 fraction digits, …) goes to
+    strptime itself, which raises as before."""
+    text = stamp.decode("ascii")
+    fields = _STAMP_FIELDS.fullmatch(text)
+    try:
+        if fields is None:
+            raise ValueError(text)
+        month, day, year, hour, minute, second, fraction = fields.groups()
+        yy = int(year)  # strptime's %y: 69-99 are the 1900s, 00-68 the 2000s
+        moment = datetime(yy + (2000 if yy <= 68 else 1900), int(month), int(day), int(hour), int(minute),
+                          int(second), int(fraction.ljust(6, "0")) if fraction else 0)
+    except ValueError:
+        moment = datetime.strptime(text, "%m/%d/%y %H:%M:%S.%f" if "." in text else "%m/%d/%y %H:%M:%S")
+    return moment.timestamp()
 
 
 class DagmanOut:
@@ -104,9 +127,7 @@ class DagmanOut:
     def _time(self, stamp: bytes) -> float:
         at = self._times.get(stamp)
         if at is None:
-            text = stamp.decode("ascii")
-            at = datetime.strptime(text, "%m/%d/%y %H:%M:%S.%f" if "." in text else "%m/%d/%y %H:%M:%S").timestamp()
-            self._times[stamp] = at
+            at = self._times[stamp] = stamp_time(stamp)
         return at
 
     def _parse(self, data: bytes) -> None:

@@ -33,7 +33,9 @@ from condor_rlrep.condor.eventlog import (
     TERMINATED,
     EventLogError,
     event_time,
+    node_name_in_notes,
     node_name_of,
+    time_of_text,
 )
 from condor_rlrep.runreport.clusters import ClusterEvents, NoopNode, opt_float
 
@@ -233,7 +235,7 @@ class NodeLog:
                 stamp = None
             at = times.get(stamp)
             if at is None:
-                at = time_of(stamp, as_event(text, data))
+                at = time_of(stamp, as_event, text, data)
             value: Any = None
             if kind == EXECUTE:
                 try:
@@ -250,7 +252,11 @@ class NodeLog:
                     value = None
             elif kind == SUBMIT:
                 # every proc of a cluster carries the same node name: read it once
-                value = entry.node if entry.node is not None else node_name_of(as_event(text, data))
+                # (node_name_of, from the attributes themselves)
+                value = entry.node
+                if value is None:
+                    name = _get(get, handle, "DAGNodeName")
+                    value = str(name) if name else node_name_in_notes(_get(get, handle, "LogNotes"))
                 entry.node = value
             elif kind == TERMINATED:
                 if _get(get, handle, "TerminatedNormally"):
@@ -262,11 +268,10 @@ class NodeLog:
                 if reason:
                     entry.abort_reasons[proc] = str(reason)[:200]
             elif kind == POST_SCRIPT_TERMINATED:
-                event = as_event(text, data)
-                entry.post_code = _post_code(event)
+                entry.post_code = _post_code(get, handle)
                 entry.post_time = at
                 if entry.node is None:
-                    entry.node = node_name_of(event)
+                    entry.node = node_name_of(as_event(text, data))
                 return  # rebuild_cluster needs only the node name of a 016, kept above
             elif kind == PRESKIP:
                 name = node_name_of(as_event(text, data))
@@ -280,21 +285,25 @@ class NodeLog:
 
         return add
 
-    def _time_of(self, text: Any, event: Any) -> float:
-        """:func:`event_time` of ``event`` whose ``EventTime`` is ``text``,
-        memoised on the text: events share their seconds."""
-        at = self._times.get(text)
+    def _time_of(self, stamp: Any, as_event: Any, text: Any, data: Any) -> float:
+        """:func:`event_time` of the event ``as_event(text, data)`` whose
+        ``EventTime`` is ``stamp``, memoised on the stamp (events share their
+        seconds); the event is made only when the stamp alone does not tell
+        (:func:`time_of_text`)."""
+        at = self._times.get(stamp)
         if at is None:
-            at = event_time(event)
-            if text is not None:
+            at = time_of_text(stamp)
+            if at is None:
+                at = event_time(as_event(text, data))
+            if stamp is not None:
                 if len(self._times) > _TIMES_KEPT:
                     self._times.clear()
-                self._times[text] = at
+                self._times[stamp] = at
         return at
 
     def _add_noop(self, kind: int, event: Any) -> None:
         subproc = int(event.get("Subproc", 0) or 0)
-        at = self._time_of(event.get("EventTime"), event)
+        at = self._time_of(event.get("EventTime"), _event_itself, None, event)
         name = node_name_of(event) if kind in (SUBMIT, POST_SCRIPT_TERMINATED, PRESKIP) else None
         if name is None:
             name = self._noop_subprocs.get(subproc)
@@ -313,7 +322,7 @@ class NodeLog:
             node.end_time = at
             node.exit_code = int(event.get("ReturnValue", 0) or 0) if event.get("TerminatedNormally") else -1
         elif kind == POST_SCRIPT_TERMINATED:
-            node.post_code = _post_code(event)
+            node.post_code = _post_code(_item_of_event, event)
             node.post_time = at
 
     # -- queries ---------------------------------------------------------------
@@ -445,10 +454,11 @@ def _get(get: Any, handle: Any, key: str, default: Any = None) -> Any:
         return default
 
 
-def _post_code(event: Any) -> int:
-    if event.get("TerminatedNormally", True):
-        return int(event.get("ReturnValue", 0) or 0)
-    return -int(event.get("TerminatedBySignal", 0) or 0) or -1
+def _post_code(get: Any, handle: Any) -> int:
+    """The POST script's result of a 016 event whose keys ``get(handle, key, True)`` reads."""
+    if _get(get, handle, "TerminatedNormally", True):
+        return int(_get(get, handle, "ReturnValue", 0) or 0)
+    return -int(_get(get, handle, "TerminatedBySignal", 0) or 0) or -1
 
 
 def _slot_from_sinful(sinful: str) -> str | None:

@@ -1,0 +1,268 @@
+"""``status`` cold (issue 28): the faster readers give the values of the code they replace.
+
+- ``.dagman.out`` stamps are read by one regular expression, not ``strptime``:
+  same epoch, and the same ValueError for a stamp that is no time.
+- A node log's ``EventTime`` is converted by its hour (:func:`time_of_text`):
+  same value as ``fromisoformat(...).timestamp()`` in time zones with DST
+  changes, the 30-minute one of Lord Howe included.
+- :func:`replay_runs` writes the end of an evicted run in place: same history
+  and runs as the rules as they were written before (kept below as the oracle).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
+
+from condor_rlrep.condor import eventlog
+from condor_rlrep.condor.eventlog import (
+    ABORTED, EVICTED, EXECUTABLE_ERROR, EXECUTE, HELD, JOB_AD_INFORMATION, POST_SCRIPT_TERMINATED, RECONNECT_FAILED,
+    REMOVAL_EVICT_CODE, SHADOW_EXCEPTION, SUBMIT, TERMINATED, ClusterHistory, replay_runs, time_of_text,
+)
+from condor_rlrep.runreport.dagman_out import stamp_time
+
+# -- .dagman.out stamps ---------------------------------------------------------------------------------------------
+
+
+def _strptime_epoch(text: str) -> float:
+    return datetime.strptime(text, "%m/%d/%y %H:%M:%S.%f" if "." in text else "%m/%d/%y %H:%M:%S").timestamp()
+
+
+two = st.integers(0, 99).map(lambda v: f"{v:02d}")
+valid_two = {"month": st.integers(1, 12), "day": st.integers(1, 28), "hour": st.integers(0, 23),
+             "minute": st.integers(0, 59), "second": st.integers(0, 59)}
+
+
+@settings(max_examples=400, deadline=None)
+@given(fields=st.one_of(st.tuples(two, two, two, two, two, two),
+                        st.tuples(*(s.map(lambda v: f"{v:02d}") for s in (valid_two["month"], valid_two["day"])), two,
+                                  *(s.map(lambda v: f"{v:02d}") for s in
+                                    (valid_two["hour"], valid_two["minute"], valid_two["second"])))),
+       fraction=st.one_of(st.none(), st.text("0123456789", min_size=1, max_size=8)))
+def test_dagman_out_stamps_read_as_strptime_reads_them(fields: tuple[str, ...], fraction: str | None) -> None:
+    month, day, year, hour, minute, second = fields
+    text = f"{month}/{day}/{year} {hour}:{minute}:{second}" + ("" if fraction is None else f".{fraction}")
+    try:
+        expected: Any = _strptime_epoch(text)
+    except ValueError as err:
+        expected = ("ValueError", str(err))
+    try:
+        got: Any = stamp_time(text.encode("ascii"))
+    except ValueError as err:
+        got = ("ValueError", str(err))
+    assert got == expected
+
+
+def test_dagman_out_stamp_examples() -> None:
+    assert stamp_time(b"12/02/26 11:11:39") == datetime(2026, 12, 2, 11, 11, 39).timestamp()
+    assert stamp_time(b"12/02/26 11:11:39.5") == datetime(2026, 12, 2, 11, 11, 39, 500000).timestamp()
+    assert stamp_time(b"01/01/69 00:00:00") == datetime(1969, 1, 1).timestamp()  # %y: 69 is 1969
+    assert stamp_time(b"01/01/68 00:00:00") == datetime(2068, 1, 1).timestamp()
+    with pytest.raises(ValueError):
+        stamp_time(b"13/02/26 11:11:39")
+    with pytest.raises(ValueError):
+        stamp_time(b"12/02/26 11:11:39.1234567")
+
+
+# -- EventTime -----------------------------------------------------------------------------------------------------
+
+
+def _iso_epoch(text: str) -> float | None:
+    """What event_time computed before the hour cache."""
+    try:
+        if text.endswith("Z"):
+            return float(int(datetime.fromisoformat(text[:-1]).replace(tzinfo=timezone.utc).timestamp()))
+        return float(int(datetime.fromisoformat(text).timestamp()))
+    except ValueError:
+        return None
+
+
+@pytest.fixture(params=["UTC", "Europe/Berlin", "America/New_York", "Australia/Lord_Howe"])
+def zone(request: pytest.FixtureRequest):
+    if not os.path.exists(f"/usr/share/zoneinfo/{request.param}"):
+        pytest.skip(f"no zoneinfo for {request.param}")
+    old = os.environ.get("TZ")
+    os.environ["TZ"] = request.param
+    time.tzset()
+    eventlog._HOURS.clear()  # the cache is per time zone
+    try:
+        yield request.param
+    finally:
+        if old is None:
+            os.environ.pop("TZ", None)
+        else:
+            os.environ["TZ"] = old
+        time.tzset()
+        eventlog._HOURS.clear()
+
+
+# seconds around the DST changes of 2026 (both hemispheres) and anywhere in the year
+AROUND = [datetime(2026, 3, 8, 2), datetime(2026, 3, 29, 2), datetime(2026, 4, 5, 1), datetime(2026, 10, 4, 2),
+          datetime(2026, 10, 25, 2), datetime(2026, 11, 1, 1)]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())  # the zone holds for every example (the hour cache is per zone)
+def test_event_time_by_the_hour_is_fromisoformats_value(zone: str, data: st.DataObject) -> None:
+    base = data.draw(st.one_of(st.sampled_from(AROUND), st.datetimes(datetime(2000, 1, 1), datetime(2040, 1, 1))))
+    moment = base + timedelta(seconds=data.draw(st.integers(-7200, 7200)))
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    variant = data.draw(st.sampled_from(["plain", "plain", "Z", "second 60", "minute 61", "fraction", "space"]))
+    if variant == "Z":
+        text += "Z"
+    elif variant == "second 60":
+        text = text[:17] + "60"
+    elif variant == "minute 61":
+        text = text[:14] + "61" + text[16:]
+    elif variant == "fraction":
+        text += ".25"
+    elif variant == "space":
+        text = text[:10] + " " + text[11:]
+    assert time_of_text(text) == _iso_epoch(text)
+    assert time_of_text(text) == _iso_epoch(text)  # again, from the cache
+
+
+def test_event_time_of_every_second_of_a_split_hour(zone: str) -> None:
+    # Lord Howe moves by 30 minutes at 02:00: the hour is not one offset, each second converts itself
+    for day in (datetime(2026, 4, 5, 1), datetime(2026, 10, 4, 2), datetime(2026, 3, 8, 2), datetime(2026, 11, 1, 1)):
+        for second in range(0, 3600, 7):
+            text = (day + timedelta(seconds=second)).strftime("%Y-%m-%dT%H:%M:%S")
+            assert time_of_text(text) == _iso_epoch(text), text
+    assert time_of_text("") is None and time_of_text(None) is None
+    assert time_of_text("2026-13-01T00:00:00") is None
+    assert time_of_text("2026-05-28T12:0٣:00") is None  # a non-ASCII digit: not ISO for fromisoformat
+
+
+# -- replay_runs -----------------------------------------------------------------------------------------------------
+
+
+def _oracle(records: Any, cluster: int, *, now: float | None = None, detail: bool = True) -> tuple[Any, list]:
+    """replay_runs as written before issue 28's second pass (close() per eviction)."""
+    history = ClusterHistory(cluster=cluster)
+    open_runs: dict[int, tuple[float, Any]] = {}
+    runs: list[tuple[Any, ...]] = []
+    append = runs.append
+
+    def close(proc: int, at: float, ended_by: str, code: int | None = None, *, terminal: bool = False) -> None:
+        started = open_runs.pop(proc, None)
+        if started is None:
+            if terminal:
+                append((proc, None, at, at, ended_by, code))
+            return
+        start, host = started
+        append((proc, host, start, at if at > start else start, ended_by, code))
+
+    def fail(code: int) -> None:
+        if history.first_failure_code is None:
+            history.first_failure_code = code
+
+    def relabel(index: int, ended_by: str) -> None:
+        replica, host, start, end, _was, code = runs[index]
+        runs[index] = (replica, host, start, end, ended_by, code)
+
+    provisional: dict[int, int] = {}
+    last_at = None
+    count = 0
+    for kind, proc, at, value, host in records:
+        count += 1
+        if last_at is None or at > last_at:
+            last_at = at
+        if kind == EVICTED:
+            removal = value == REMOVAL_EVICT_CODE
+            before = len(runs)
+            close(proc, at, "removed" if removal else "evicted")
+            if removal:
+                provisional.pop(proc, None)
+            else:
+                history.evictions += 1
+                if len(runs) > before:
+                    provisional[proc] = before
+        elif kind == EXECUTE:
+            history.procs.add(proc)
+            provisional.pop(proc, None)
+            if proc in open_runs:
+                close(proc, at, "evicted")
+            open_runs[proc] = (at, host)
+            if value and detail:
+                history.slots[(proc, at)] = str(value)
+        elif kind == SUBMIT:
+            history.procs.add(proc)
+            if history.submit_time is None or at < history.submit_time:
+                history.submit_time = at
+            if history.node is None:
+                history.node = value
+        elif kind == TERMINATED:
+            history.procs.add(proc)
+            history.exit_codes[proc] = value
+            close(proc, at, "success" if value == 0 else "failure", value, terminal=True)
+            if value != 0:
+                fail(value)
+        elif kind == ABORTED:
+            index = provisional.pop(proc, None)
+            if index is not None:
+                relabel(index, "removed")
+                history.evictions -= 1
+            close(proc, at, "removed")
+            history.aborted.add(proc)
+            fail(-1002)
+        elif kind in (SHADOW_EXCEPTION, EXECUTABLE_ERROR):
+            close(proc, at, "failure")
+        elif kind == HELD:
+            history.holds += 1
+            index = provisional.pop(proc, None)
+            if index is not None:
+                relabel(index, "held")
+                history.evictions -= 1
+            close(proc, at, "held")
+        elif kind == RECONNECT_FAILED:
+            close(proc, at, "evicted")
+        elif kind == POST_SCRIPT_TERMINATED and history.node is None:
+            history.node = value
+        elif kind == JOB_AD_INFORMATION and proc in open_runs and value is not None and detail:
+            history.keyboard_idle[(proc, open_runs[proc][0])] = value
+    history.event_count = count
+    if open_runs:
+        end = now if now is not None else (last_at if last_at is not None else time.time())
+        for proc in sorted(open_runs):
+            close(proc, end, "running")
+    return history, runs
+
+
+KINDS = [SUBMIT, EXECUTE, EXECUTABLE_ERROR, EVICTED, TERMINATED, SHADOW_EXCEPTION, ABORTED, HELD,
+         POST_SCRIPT_TERMINATED, RECONNECT_FAILED, JOB_AD_INFORMATION, 13, 6]
+record = st.tuples(
+    # evictions and executes most often, as in a big log, and the aborts and holds that relabel them
+    st.sampled_from(KINDS + [EVICTED, EVICTED, EVICTED, EXECUTE, EXECUTE, EXECUTE, ABORTED, HELD]),
+    st.integers(0, 2),
+    st.sampled_from([10.0, 11.0, 12.0, 12.0, 15.0, 9.0]),
+    st.sampled_from([None, 0, 1, REMOVAL_EVICT_CODE, 1022, 1022, "slot1_1@h", "N", 3.5]),
+    st.sampled_from([None, "h", "g"]),
+)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(records=st.lists(record, max_size=40), detail=st.booleans(), now=st.sampled_from([None, 20.0]))
+# found by hypothesis against a mutant whose eviction pointed the abort at the run before its own
+@example(records=[(EXECUTE, 0, 10.0, None, None), (EXECUTE, 0, 10.0, None, None), (EVICTED, 0, 10.0, None, None),
+                  (ABORTED, 0, 10.0, None, None)], detail=True, now=None)
+def test_replay_runs_keeps_the_rules(records: list, detail: bool, now: float | None) -> None:
+    got, got_runs = replay_runs(iter(records), 7, now=now, detail=detail)
+    want, want_runs = _oracle(iter(records), 7, now=now, detail=detail)
+    assert got_runs == want_runs
+    assert got == want
+
+
+def test_replay_runs_an_eviction_then_an_abort_is_a_removal() -> None:
+    records = [(SUBMIT, 0, 1.0, "N", None), (EXECUTE, 1, 2.0, "s", "h"), (EVICTED, 1, 2.5, 1022, None),
+               (EXECUTE, 0, 2.0, "s", "h"), (EVICTED, 0, 3.0, 1022, None), (ABORTED, 0, 4.0, None, None),
+               (EXECUTE, 1, 6.0, "s", "g"), (EVICTED, 1, 7.0, REMOVAL_EVICT_CODE, None)]
+    history, runs = replay_runs(iter(records), 1)
+    assert runs == [(1, "h", 2.0, 2.5, "evicted", None), (0, "h", 2.0, 3.0, "removed", None),
+                    (1, "g", 6.0, 7.0, "removed", None)]
+    assert history.evictions == 1 and history.aborted == {0}
