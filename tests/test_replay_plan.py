@@ -128,6 +128,7 @@ def test_pool_config_has_static_slots_and_the_owner_policy():
     assert "SLOT1_TraceKeyboardIdle" in lines and "SLOT2_OwnerPresent" not in lines
     assert "SlotID" not in text
     assert "DISK = 8388608" in text  # 4 GB per slot: a job's default 1 GB request fits however many slots
+    assert lines["JOB_DEFAULT_LEASE_DURATION"] == "120"  # a removed replica's shadow gives up in minutes
 
 
 def test_a_slot_ad_does_not_grow_with_the_other_slots():

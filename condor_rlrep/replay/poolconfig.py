@@ -160,6 +160,10 @@ STARTER_UPDATE_INTERVAL = 60
 SHADOW_QUEUE_UPDATE_INTERVAL = 60
 START_LOCAL_UNIVERSE = True
 START_SCHEDULER_UNIVERSE = True
+# a shadow that cannot reach a busy startd to kill a removed replica sleeps out the job's lease before it
+# gives up (2400 s by default), and the DAG waits that long for the replica's end: 3 of 200 workflows
+# did in sim/results/replay-figure1-seq; jobs DAGMan submits take this lease instead
+JOB_DEFAULT_LEASE_DURATION = 120
 
 # DAGMan: node logs anywhere; quick log scans; sub-second times in .dagman.out
 DAGMAN_USE_STRICT = 0
