@@ -40,9 +40,11 @@ def test_ready_waits_of_a_figure1_run_by_hand():
     bar = lambda node, start: SimpleNamespace(node=node, cluster=1, start=start)  # noqa: E731
     bars = [bar("A", 104), bar("A", 120), bar("B", 105), bar("C", 106), bar("D", 142), bar("E", 149),
             bar("F", 178), bar("G", 179), bar("H", 211)]
-    turns, starts = _ready_waits(SimpleNamespace(nodes=nodes, bars=bars), 100.2)
+    turns, starts, both = _ready_waits(SimpleNamespace(nodes=nodes, bars=bars), 100.2)
     assert sorted(turns) == pytest.approx(sorted([2.3, 2.3, 3.3, 3, 3, 4, 2, 3]))
     assert sorted(starts) == [1, 2, 3, 3, 3, 4, 5, 10]
+    # turn + start of each node: A 2.3 + 2, B 2.3 + 3, C 3.3 + 3, D 3 + 4, E 3 + 10, F 4 + 3, G 2 + 5, H 3 + 1
+    assert sorted(both) == pytest.approx([4, 4.3, 5.3, 6.3, 7, 7, 7, 13])
     summary = _latency_summary(turns, starts)
     assert summary["nodes"] == 8 and summary["mean_s"] == pytest.approx(22.9 / 8)
     assert summary["start_median_s"] == 3.0 and summary["start_mean_s"] == pytest.approx(31 / 8)
@@ -96,6 +98,28 @@ def test_the_start_excess_is_added_to_a_measured_latency_and_slot_order_places_t
     settings.dagman_latency = 1.0
     sim, _ = simulated_rows("single", _plan(), settings, live)
     assert sim.p == [pytest.approx(0.1)] and sim.extra["start_excess_s"] == 0.0
+
+
+def test_each_simulated_task_draws_its_latency_from_the_live_nodes():
+    # every live node took 5.5 s (turn + start) and the simulated start is 0: every task's latency is 5.5 s,
+    # p(W) = 4 × 5.5 / 40 as with the mean; with 0 s and 11 s the mean is the same but levels differ
+    live = Row(policy="single", side="live", workflows=1, completed=1, within={}, p=[0.6], tasks=8, replicas=8,
+               evictions=0, good_kwh=0.0, bad_kwh=0.0,
+               extra={"dagman_latency": {"mean_s": 2.5, "start_mean_s": 3.0, "nodes": 8,
+                                         "turn_plus_start": [5.5] * 8}})
+    settings = ReplaySettings(policies=["single"], phi=0.1, seed=0, negotiation_interval=0.0, release=None)  # type: ignore[arg-type]
+    sim, _ = simulated_rows("single", _plan(), settings, live)
+    assert sim.p == [pytest.approx(0.55)] and sim.extra["latency_samples"] == 8
+    assert sim.extra["config"]["dagman_latency_samples"] == [5.5] * 8
+    live.extra["dagman_latency"]["turn_plus_start"] = [0.0, 11.0] * 4
+    spread = [simulated_rows("single", _plan(), ReplaySettings(policies=["single"], phi=0.1, seed=seed,
+                                                               negotiation_interval=0.0, release=None),  # type: ignore[arg-type]
+                             live)[0].p[0] for seed in range(12)]
+    # each task draws 0 or 11 s: the workflow's p(W) depends on the draws (from 0 to 4 levels of 11 s over the
+    # 40-s critical path, plus a wait for one of the three slots), where the mean gives every seed 0.55
+    assert len({round(v, 6) for v in spread}) > 1 and min(spread) >= 0.0 and max(spread) <= 44 / 40 + 0.5
+    # the same seed draws the same latencies
+    assert simulated_rows("single", _plan(), settings, live)[0].p == simulated_rows("single", _plan(), settings, live)[0].p
 
 
 def _row(side: str, within: dict[str, float], p: list[float | None], evictions: int = 3, replicas: int = 80,

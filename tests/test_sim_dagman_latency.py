@@ -88,6 +88,40 @@ def test_zero_latency_changes_nothing_and_is_not_recorded():
     assert SimConfig(dagman_latency=2.5).to_dict()["dagman_latency"] == 2.5
 
 
+def test_latency_samples_are_drawn_per_task_and_change_nothing_else():
+    # one sample: every task waits it, exactly as the same mean latency; the run's other streams are untouched
+    trace = _quiet(3)
+    mean = simulate(trace, SimConfig(fraction=1.0, policy="fixed:2", phi=0.1, reboot_hour=None, dagman_latency=7.5))
+    drawn = simulate(trace, SimConfig(fraction=1.0, policy="fixed:2", phi=0.1, reboot_hour=None,
+                                      dagman_latency=7.5, dagman_latency_samples=(7.5,)))
+    np.testing.assert_array_equal(mean.wf_finish, drawn.wf_finish)
+    assert drawn.config.to_dict()["dagman_latency_samples"] == [7.5]
+    assert "dagman_latency_samples" not in mean.config.to_dict()
+    # two samples: each task waits one of them after becoming ready; both occur, same seed same draws
+    two = SimConfig(fraction=1.0, policy="fixed:2", phi=0.1, reboot_hour=None, dagman_latency_samples=(0.0, 30.0))
+    first, again = simulate(trace, two), simulate(trace, two)
+    np.testing.assert_array_equal(first.tasks["submit"], again.tasks["submit"])
+    waits = set()
+    for (w, name), submitted in _submit_times(first).items():
+        wf = figure1_workflow()
+        parents = [p for p, c in wf.edges if c == name]
+        ready = (100.0 + w * 20_000.0) if not parents else max(
+            float(f) for (w2, n2), f in _finish_times(first).items() if w2 == w and n2 in parents)
+        waits.add(round(submitted - ready, 6))
+    assert waits == {0.0, 30.0}
+
+
+def _finish_times(result) -> dict[tuple[int, str], float]:
+    t = result.tasks
+    return {(int(w), result.task_names[0][int(n)]): float(f) for w, n, f in zip(t["workflow"], t["node"], t["finish"])}
+
+
+@pytest.mark.parametrize("bad", [(-1.0,), (float("nan"),), (1.0, float("inf"))])
+def test_bad_latency_samples_are_refused(bad):
+    with pytest.raises(InputError, match="latency samples"):
+        SimConfig(dagman_latency_samples=bad)
+
+
 @pytest.mark.parametrize("bad", [-1.0, float("nan"), float("inf")])
 def test_a_bad_latency_is_refused(bad):
     with pytest.raises(InputError, match="DAGMan latency"):

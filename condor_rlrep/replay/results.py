@@ -107,6 +107,7 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
     per_dag: list[dict[str, Any]] = []
     waits: list[float] = []
     starts: list[float] = []
+    levels: list[float] = []
     edges = plan.shape()[2]
     for entry in record["dags"]:
         dag = Path(entry["dag"])
@@ -127,9 +128,10 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
         ps.append(p)
         p_report.append(None if report is None else report.p_w)
         if report is not None:
-            turns, begins = _ready_waits(report, origin + float(entry["submitted"]), edges)
+            turns, begins, both = _ready_waits(report, origin + float(entry["submitted"]), edges)
             waits.extend(turns)
             starts.extend(begins)
+            levels.extend(both)
             for node in report.nodes:
                 tasks += 1
                 if node.decision_id is not None:
@@ -147,14 +149,16 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
                extra={"p_report": p_report, "dags": per_dag, "decisions_reported_twice":
                       sorted(k for k, v in decisions.items() if v > 1),
                       "unfinished_removed": record.get("unfinished", []), "pool_up": record.get("pool_up"),
-                      "dagman_latency": _latency_summary(waits, starts),
+                      "dagman_latency": dict(_latency_summary(waits, starts),
+                                             turn_plus_start=[round(v, 3) for v in levels]),
                       "slot_turnaround": measure_turnaround([Path(e["dag"]) for e in record["dags"]], plan, origin)})
 
 
-def _ready_waits(report: Any, arrival: float, edges: Any = None) -> tuple[list[float], list[float]]:
+def _ready_waits(report: Any, arrival: float, edges: Any = None) -> tuple[list[float], list[float], list[float]]:
     """Per node: seconds from becoming ready to its first submission, and
-    from that submission to its first execution (module docstring);
-    ``edges`` of the workflow (default: Figure 1's)."""
+    from that submission to its first execution (module docstring), and
+    their sum for the nodes where both are known; ``edges`` of the
+    workflow (default: Figure 1's)."""
     from condor_rlrep.sim.workflows import FIGURE1_EDGES
 
     if edges is None:
@@ -172,19 +176,26 @@ def _ready_waits(report: Any, arrival: float, edges: Any = None) -> tuple[list[f
         parents.setdefault(child, []).append(parent)
     turns: list[float] = []
     starts: list[float] = []
+    both: list[float] = []
     for name, node in first.items():
         if node.submit_time is None:
             continue
-        if name in began:
-            starts.append(began[name] - node.submit_time)
+        start = began[name] - node.submit_time if name in began else None
+        if start is not None:
+            starts.append(start)
         mine = parents.get(name)
+        turn = None
         if not mine:
-            turns.append(node.submit_time + 0.5 - arrival)
-            continue
-        ends = [first[p].finish_time for p in mine if p in first]
-        if len(ends) == len(mine) and all(e is not None for e in ends):
-            turns.append(node.submit_time - max(ends))
-    return turns, starts
+            turn = node.submit_time + 0.5 - arrival
+        else:
+            ends = [first[p].finish_time for p in mine if p in first]
+            if len(ends) == len(mine) and all(e is not None for e in ends):
+                turn = node.submit_time - max(ends)
+        if turn is not None:
+            turns.append(turn)
+            if start is not None:
+                both.append(turn + start)
+    return turns, starts, both
 
 
 def _median(values: list[float]) -> float:
@@ -221,7 +232,8 @@ def sim_policy(policy: str) -> str:
 
 def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negotiation_interval: float,
                   dagman_latency: float = 0.0, slot_turnaround: float = 0.0, side: str = "simulated",
-                  machine_choice: str = "random", grid: tuple[float, ...] = P_GRID) -> Row:
+                  machine_choice: str = "random", latency_samples: tuple[float, ...] = (),
+                  grid: tuple[float, ...] = P_GRID) -> Row:
     from condor_rlrep.replay.plan import compressed_policy
     from condor_rlrep.sim.config import SimConfig
     from condor_rlrep.sim.run import simulate
@@ -234,6 +246,7 @@ def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negot
     config = SimConfig(workflows=(plan.workflow_spec(),), fraction=1.0,
                        policy=sim_policy(compressed_policy(policy, plan.compression)), phi=phi, seed=seed,
                        negotiation_interval=negotiation_interval, dagman_latency=dagman_latency,
+                       dagman_latency_samples=latency_samples,
                        slot_turnaround=slot_turnaround, machine_choice=machine_choice, reboot_hour=None,
                        **extra)
     result = simulate(plan.trace(), config)

@@ -28,7 +28,7 @@ from condor_rlrep.replay.plan import ReplayPlan
 from condor_rlrep.replay.results import (NO_LATENCY, Row, live_row, measure_latency, measured_turnaround,
                                          simulated_row)
 
-__all__ = ["ReplaySettings", "run_replay", "load_rows", "simulated_rows", "start_excess", "PLAN", "ROWS"]
+__all__ = ["ReplaySettings", "run_replay", "load_rows", "simulated_rows", "start_excess", "latency_samples", "PLAN", "ROWS"]
 
 PLAN = "plan.json"
 ROWS = "rows.json"
@@ -150,7 +150,9 @@ def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live
     first execution: negotiation, claim activation, shadow, starter) is on
     average than the simulated one, which has only its negotiation tick.
     The excess is added to the latency (it delays every task's run as the
-    turn does) unless the latency is given."""
+    turn does) unless the latency is given; where the live row kept each
+    node's turn and start, every simulated task's latency is drawn from
+    them instead (:func:`latency_samples`), with the same mean."""
     measured = settings.dagman_latency is None
     latency = (measure_latency(live) if measured else settings.dagman_latency) or 0.0
     turnaround = settings.slot_turnaround if settings.slot_turnaround is not None else measured_turnaround(live)
@@ -158,8 +160,12 @@ def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live
     modelled = dict(common, slot_turnaround=turnaround or 0.0, machine_choice="slot-order")
     sim = simulated_row(policy, plan, dagman_latency=latency, **modelled)
     excess = start_excess(live, sim) if measured else 0.0
-    if excess > 0:
+    samples = latency_samples(live, sim) if measured else ()
+    if samples:
+        sim = simulated_row(policy, plan, dagman_latency=latency + excess, latency_samples=samples, **modelled)
+    elif excess > 0:
         sim = simulated_row(policy, plan, dagman_latency=latency + excess, **modelled)
+    sim.extra["latency_samples"] = len(samples)
     sim.extra["dagman_latency_s"] = latency + excess
     sim.extra["dagman_latency_from"] = "given" if not measured else "measured live"
     sim.extra["turn_s"] = latency
@@ -168,6 +174,16 @@ def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live
     sim.extra["slot_turnaround_s"] = turnaround or 0.0
     sim.extra["slot_turnaround_from"] = "given" if settings.slot_turnaround is not None else "measured live"
     return [sim, simulated_row(policy, plan, side=NO_LATENCY, **common)]
+
+
+def latency_samples(live: Row, sim: Row) -> tuple[float, ...]:
+    """Per live node, its turn plus its start minus the simulated row's mean
+    start (≥ 0): what each task's latency is drawn from, so that the slow
+    tail (a busy startd, a loser's removal) reaches as many simulated tasks
+    as it reached live ones, rather than its mean reaching all of them."""
+    both = (live.extra.get("dagman_latency") or {}).get("turn_plus_start") or []
+    sim_start = sim.extra.get("start_wait_mean_s") or 0.0
+    return tuple(max(0.0, float(v) - float(sim_start)) for v in both)
 
 
 def start_excess(live: Row, sim: Row) -> float:

@@ -38,6 +38,10 @@ class SimConfig:
     dagman_latency: float = 0.0
     """Seconds between a task becoming ready (arrival or last parent done)
     and its submission: DAGMan's per-level turn (docs/simulator.md). 0: at once."""
+    dagman_latency_samples: tuple[float, ...] = ()
+    """When given, each task's latency is one of these seconds drawn at
+    random (a random stream of its own) instead of ``dagman_latency``: a
+    measured distribution, whose tail a mean would spread over every task."""
     slot_turnaround: float = 0.0
     """Seconds a machine freed by removing a job (a losing replica) waits
     before it is matched again (docs/simulator.md). 0: at once."""
@@ -68,6 +72,8 @@ class SimConfig:
             raise InputError(f"phi must be a finite number > -1, got {self.phi!r}")
         if not (math.isfinite(self.dagman_latency) and self.dagman_latency >= 0):
             raise InputError(f"DAGMan latency must be a finite number of seconds >= 0, got {self.dagman_latency!r}")
+        if not all(math.isfinite(v) and v >= 0 for v in self.dagman_latency_samples):
+            raise InputError("DAGMan latency samples must be finite numbers of seconds >= 0")
         if not (math.isfinite(self.slot_turnaround) and self.slot_turnaround >= 0):
             raise InputError(f"slot turnaround must be a finite number of seconds >= 0, got {self.slot_turnaround!r}")
         if self.days is not None and not self.days > 0:
@@ -90,6 +96,10 @@ class SimConfig:
             del data["dagman_latency"]
         if not self.slot_turnaround:
             del data["slot_turnaround"]
+        if not self.dagman_latency_samples:
+            del data["dagman_latency_samples"]
+        else:
+            data["dagman_latency_samples"] = list(self.dagman_latency_samples)
         data["workflows"] = list(self.workflows)
         data["p_grid"] = list(self.p_grid)
         return data

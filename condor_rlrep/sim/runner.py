@@ -60,12 +60,19 @@ class WorkflowRunner:
         *,
         failure_reward: float = DEFAULT_FAILURE_REWARD,
         dagman_latency: float = 0.0,
+        latency_samples: Sequence[float] = (),
+        latency_rng: np.random.Generator | None = None,
     ):
         self.templates = list(templates)
         self.dagman_latency = float(dagman_latency)
         """Seconds between a task becoming ready (its workflow arrived, or
         its last parent finished) and its decision and submission: DAGMan's
         turn (log scan, POST, PRE, submit). 0: at once."""
+        self._latency_samples = [float(v) for v in latency_samples]
+        """When not empty, each task's latency is one of these, drawn with ``latency_rng``."""
+        self._latency_rng = latency_rng
+        if self._latency_samples and latency_rng is None:
+            raise ValueError("latency samples need a random generator")
         self.which = which
         self.policy = policy
         self.power = power
@@ -325,7 +332,11 @@ class WorkflowRunner:
     def _ready(self, w: int, i: int, now: float) -> None:
         """Task ``i`` of workflow ``w`` may run: submit it now, or after
         DAGMan's latency (decided then too, as the PRE hook runs then)."""
-        latency = self.dagman_latency
+        samples = self._latency_samples
+        if samples:
+            latency = samples[int(self._latency_rng.random() * len(samples))]  # type: ignore[union-attr]
+        else:
+            latency = self.dagman_latency
         if latency > 0:
             self.engine.call_at(now + latency, lambda t: self._submit_task(w, i, t))
         else:
