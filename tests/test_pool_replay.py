@@ -69,8 +69,15 @@ def test_replay_evicts_through_the_startd_and_agrees_with_the_simulator(pool: Po
         # DAGMan's per-level latency measured on the live run is the simulated row's (seconds, not zero)
         measured = live["extra"]["dagman_latency"]
         assert measured["nodes"] == 16 and 0.5 < measured["mean_s"] < 30, measured
-        assert sim["extra"]["dagman_latency_s"] == pytest.approx(measured["mean_s"])
-        assert sim["extra"]["config"]["dagman_latency"] == pytest.approx(measured["mean_s"])
+        # the modelled row: the measured turn plus the start excess, drawn per task from the live nodes'
+        # own turn + start, and the negotiator's slot order
+        assert sim["extra"]["turn_s"] == pytest.approx(measured["mean_s"])
+        excess = sim["extra"]["start_excess_s"]
+        assert excess >= 0 and sim["extra"]["dagman_latency_s"] == pytest.approx(measured["mean_s"] + excess)
+        assert sim["extra"]["config"]["dagman_latency"] == pytest.approx(measured["mean_s"] + excess)
+        assert len(sim["extra"]["config"]["dagman_latency_samples"]) == len(measured["turn_plus_start"]) == 16
+        assert sim["extra"]["config"]["machine_choice"] == "slot-order"
+        assert bare["extra"]["config"]["machine_choice"] == "random"
         assert "dagman_latency" not in bare["extra"]["config"]
         # owners evicted replicas through START/PREEMPT: 004 events in the node logs, counted by the live
         # row — all but the reaper's removals of surplus replicas (also a 004, with code 1023)
