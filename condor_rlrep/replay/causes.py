@@ -63,11 +63,11 @@ def gap_causes(policy: str, rows: list[Row], critical_path_s: float, levels: int
         text = (f"within {p}: live {100 * live.within[p]:.1f} %, simulated {100 * sim.within[p]:.1f} %"
                 + (f" ({100 * bare.within[p]:.1f} % without DAGMan latency)" if bare is not None else "") + ". ")
         if bare is not None and latency > 0:
-            text += (f"the modelled pool — DAGMan's per-level latency ({latency:.2f} s, {source}; × {levels} levels = "
+            text += (f"The modelled pool — DAGMan's per-level latency ({latency:.2f} s, {source}; × {levels} levels = "
                      f"+{levels * latency / critical_path_s:.3f} on p(W)), the negotiator's slot order and the "
                      f"slot turnaround — accounts for {explained:+.1f} points; ")
         if abs(rest) <= noise:
-            text += f"the remaining {rest:+.1f} points are within noise (one workflow = {100.0 / live.workflows:.0f} points)."
+            text += f"the remaining {rest:+.1f} points are within noise (one workflow = {100.0 / live.workflows:g} points)."
         else:
             text += f"the remaining {rest:+.1f} points are beyond noise: " + _residual_cause(live, sim, critical_path_s, levels) + "."
         out.append(text)
