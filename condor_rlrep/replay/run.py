@@ -161,16 +161,13 @@ def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live
     sim = simulated_row(policy, plan, dagman_latency=latency, **modelled)
     excess = start_excess(live, sim) if measured else 0.0
     samples = latency_samples(live, sim) if measured else ()
-    if samples:
+    if samples or excess > 0:
         sim = simulated_row(policy, plan, dagman_latency=latency + excess, latency_samples=samples, **modelled)
-    elif excess > 0:
-        sim = simulated_row(policy, plan, dagman_latency=latency + excess, **modelled)
     sim.extra["latency_samples"] = len(samples)
     sim.extra["dagman_latency_s"] = latency + excess
     sim.extra["dagman_latency_from"] = "given" if not measured else "measured live"
     sim.extra["turn_s"] = latency
     sim.extra["start_excess_s"] = excess
-    sim.extra["machine_choice"] = "slot-order"
     sim.extra["slot_turnaround_s"] = turnaround or 0.0
     sim.extra["slot_turnaround_from"] = "given" if settings.slot_turnaround is not None else "measured live"
     return [sim, simulated_row(policy, plan, side=NO_LATENCY, **common)]
