@@ -141,8 +141,9 @@ RANK = 0
 NEGOTIATOR_CONSIDER_PREEMPTION = False
 POLLING_INTERVAL = 1
 # the startd sends a slot's ad at once when its state changes; the periodic resend of every ad is only a
-# refresh — every 2 s it was 150 ads/s at 300 slots, on a loaded machine enough to starve the startd
-UPDATE_INTERVAL = 10
+# refresh — every 2 s it was 150 ads/s at 300 slots, on a loaded machine enough to starve the startd; at most
+# 30 refreshes a second however many slots
+UPDATE_INTERVAL = {max(10, -(-plan.slots // 30))}
 
 # negotiation and the schedd at a pace that fits the compressed trace
 NEGOTIATOR_INTERVAL = {interval}
