@@ -12,7 +12,7 @@ import pytest
 from condor_rlrep.replay.causes import gap_causes, noise_points
 from condor_rlrep.replay.plan import ReplayPlan, compressed_policy
 from condor_rlrep.replay.results import NO_LATENCY, Row, _latency_summary, _ready_waits, measure_latency
-from condor_rlrep.replay.run import ReplaySettings, simulated_rows
+from condor_rlrep.replay.run import ReplaySettings, simulated_rows, start_samples
 
 
 def test_compressed_policy_scales_only_a_model_prior():
@@ -40,11 +40,14 @@ def test_ready_waits_of_a_figure1_run_by_hand():
     bar = lambda node, start: SimpleNamespace(node=node, cluster=1, start=start)  # noqa: E731
     bars = [bar("A", 104), bar("A", 120), bar("B", 105), bar("C", 106), bar("D", 142), bar("E", 149),
             bar("F", 178), bar("G", 179), bar("H", 211)]
-    turns, starts, both = _ready_waits(SimpleNamespace(nodes=nodes, bars=bars), 100.2)
+    turns, starts, both, both_starts = _ready_waits(SimpleNamespace(nodes=nodes, bars=bars), 100.2)
     assert sorted(turns) == pytest.approx(sorted([2.3, 2.3, 3.3, 3, 3, 4, 2, 3]))
     assert sorted(starts) == [1, 2, 3, 3, 3, 4, 5, 10]
     # turn + start of each node: A 2.3 + 2, B 2.3 + 3, C 3.3 + 3, D 3 + 4, E 3 + 10, F 4 + 3, G 2 + 5, H 3 + 1
     assert sorted(both) == pytest.approx([4, 4.3, 5.3, 6.3, 7, 7, 7, 13])
+    # and each sum's start, in the same order
+    assert sorted((s, round(b, 6)) for s, b in zip(both_starts, both)) == [
+        (1, 4), (2, 4.3), (3, 5.3), (3, 6.3), (3, 7), (4, 7), (5, 7), (10, 13)]
     summary = _latency_summary(turns, starts)
     assert summary["nodes"] == 8 and summary["mean_s"] == pytest.approx(22.9 / 8)
     assert summary["start_median_s"] == 3.0 and summary["start_mean_s"] == pytest.approx(31 / 8)
@@ -211,3 +214,22 @@ def test_a_figure1_plan_reads_as_before_and_a_bad_workflow_is_refused():
     with pytest.raises(InputError, match="workflow must be one of figure1, montage"):
         make_plan(trace, slots=2, window_start=0.0, window_seconds=3600.0, compression=60.0, workflows=2,
                   workflow="cybershake")
+
+
+def test_the_modelled_row_decides_before_the_live_start_wait():
+    # each live node: turn 2.5 s + start 3 s; the simulated start is 0 s, so each task's latency is 5.5 s of
+    # which 3 s come after the decision (the PRE hook decides before the replicas wait to be matched)
+    live = Row(policy="single", side="live", workflows=1, completed=1, within={}, p=[0.6], tasks=8, replicas=8,
+               evictions=0, good_kwh=0.0, bad_kwh=0.0,
+               extra={"dagman_latency": {"mean_s": 2.5, "start_mean_s": 3.0, "nodes": 8,
+                                         "turn_plus_start": [5.5] * 8, "start_of_turn_plus_start": [3.0] * 8}})
+    settings = ReplaySettings(policies=["single"], phi=0.1, seed=0, negotiation_interval=0.0, release=None)  # type: ignore[arg-type]
+    sim, _ = simulated_rows("single", _plan(), settings, live)
+    assert sim.p == [pytest.approx(0.55)]  # the makespan is that of the whole latency
+    assert sim.extra["config"]["dagman_start_samples"] == [3.0] * 8 and sim.extra["decided_before_start"]
+    # a start longer than its latency sample is cut to the sample;
+    # a row rescored from before the starts were kept decides at submission as before
+    assert start_samples(live, sim, (2.0,) * 8) == (2.0,) * 8
+    del live.extra["dagman_latency"]["start_of_turn_plus_start"]
+    sim, _ = simulated_rows("single", _plan(), settings, live)
+    assert "dagman_start_samples" not in sim.extra["config"] and not sim.extra["decided_before_start"]

@@ -174,3 +174,36 @@ def test_an_experiment_run_takes_the_knob():
 
     assert _config({"policy": "single", "dagman_latency": 3.0}).dagman_latency == 3.0
     assert _config({"policy": "single"}).dagman_latency == 0.0
+
+
+def test_start_samples_move_the_decision_before_the_submission():
+    # live, PRE decides and the replicas then wait to start: with a drawn latency of 30 s of which 20 s come
+    # after the decision, a root task is decided 10 s after its arrival at 100 (as with a 10-s latency and
+    # no split) and submitted at 130
+    trace = _quiet(2)
+    split = simulate(trace, SimConfig(fraction=1.0, policy="fixed:2", phi=0.1, reboot_hour=None,
+                                      dagman_latency_samples=(30.0,), dagman_start_samples=(20.0,)))
+    early = simulate(trace, SimConfig(fraction=1.0, policy="fixed:2", phi=0.1, reboot_hour=None, dagman_latency=10.0))
+    late = simulate(trace, SimConfig(fraction=1.0, policy="fixed:2", phi=0.1, reboot_hour=None,
+                                     dagman_latency_samples=(30.0,)))
+    roots = [(w, n) for w, n in _submit_times(split) if n in ("A", "B", "C")]
+    assert len(roots) == 6
+    phi = {name: _phis(r) for name, r in (("split", split), ("early", early), ("late", late))}
+    for key in roots:
+        assert _submit_times(split)[key] == _submit_times(late)[key] == 100.0 + key[0] * 20_000.0 + 30.0
+        assert phi["split"][key] == pytest.approx(phi["early"][key])
+        assert phi["split"][key] > phi["late"][key]  # 20 s more slack than a decision at submission
+    assert split.config.to_dict()["dagman_start_samples"] == [20.0]
+    assert "dagman_start_samples" not in late.config.to_dict()
+
+
+def _phis(result) -> dict[tuple[int, str], float]:
+    t = result.tasks
+    return {(int(w), result.task_names[0][int(n)]): float(p) for w, n, p in zip(t["workflow"], t["node"], t["phi_prime"])}
+
+
+@pytest.mark.parametrize("latency, start", [((30.0,), (40.0,)), ((30.0, 5.0), (1.0,)), ((30.0,), (-1.0,)),
+                                            ((), (1.0,))])
+def test_bad_start_samples_are_refused(latency, start):
+    with pytest.raises(InputError, match="start sample"):
+        SimConfig(dagman_latency_samples=latency, dagman_start_samples=start)

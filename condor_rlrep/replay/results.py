@@ -108,6 +108,7 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
     waits: list[float] = []
     starts: list[float] = []
     levels: list[float] = []
+    level_starts: list[float] = []
     edges = plan.shape()[2]
     for entry in record["dags"]:
         dag = Path(entry["dag"])
@@ -128,10 +129,11 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
         ps.append(p)
         p_report.append(None if report is None else report.p_w)
         if report is not None:
-            turns, begins, both = _ready_waits(report, origin + float(entry["submitted"]), edges)
+            turns, begins, both, both_starts = _ready_waits(report, origin + float(entry["submitted"]), edges)
             waits.extend(turns)
             starts.extend(begins)
             levels.extend(both)
+            level_starts.extend(both_starts)
             for node in report.nodes:
                 tasks += 1
                 if node.decision_id is not None:
@@ -150,15 +152,17 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
                       sorted(k for k, v in decisions.items() if v > 1),
                       "unfinished_removed": record.get("unfinished", []), "pool_up": record.get("pool_up"),
                       "dagman_latency": dict(_latency_summary(waits, starts),
-                                             turn_plus_start=[round(v, 3) for v in levels]),
+                                             turn_plus_start=[round(v, 3) for v in levels],
+                                             start_of_turn_plus_start=[round(v, 3) for v in level_starts]),
                       "slot_turnaround": measure_turnaround([Path(e["dag"]) for e in record["dags"]], plan, origin)})
 
 
-def _ready_waits(report: Any, arrival: float, edges: Any = None) -> tuple[list[float], list[float], list[float]]:
+def _ready_waits(report: Any, arrival: float,
+                 edges: Any = None) -> tuple[list[float], list[float], list[float], list[float]]:
     """Per node: seconds from becoming ready to its first submission, and
-    from that submission to its first execution (module docstring), and
-    their sum for the nodes where both are known; ``edges`` of the
-    workflow (default: Figure 1's)."""
+    from that submission to its first execution (module docstring); and,
+    for the nodes where both are known, their sum and (same order) the
+    start; ``edges`` of the workflow (default: Figure 1's)."""
     from condor_rlrep.sim.workflows import FIGURE1_EDGES
 
     if edges is None:
@@ -177,6 +181,7 @@ def _ready_waits(report: Any, arrival: float, edges: Any = None) -> tuple[list[f
     turns: list[float] = []
     starts: list[float] = []
     both: list[float] = []
+    both_starts: list[float] = []
     for name, node in first.items():
         if node.submit_time is None:
             continue
@@ -195,7 +200,8 @@ def _ready_waits(report: Any, arrival: float, edges: Any = None) -> tuple[list[f
             turns.append(turn)
             if start is not None:
                 both.append(turn + start)
-    return turns, starts, both
+                both_starts.append(start)
+    return turns, starts, both, both_starts
 
 
 def _median(values: list[float]) -> float:
@@ -233,6 +239,7 @@ def sim_policy(policy: str) -> str:
 def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negotiation_interval: float,
                   dagman_latency: float = 0.0, slot_turnaround: float = 0.0, side: str = "simulated",
                   machine_choice: str = "random", latency_samples: tuple[float, ...] = (),
+                  start_samples: tuple[float, ...] = (),
                   grid: tuple[float, ...] = P_GRID) -> Row:
     from condor_rlrep.replay.plan import compressed_policy
     from condor_rlrep.sim.config import SimConfig
@@ -246,7 +253,7 @@ def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negot
     config = SimConfig(workflows=(plan.workflow_spec(),), fraction=1.0,
                        policy=sim_policy(compressed_policy(policy, plan.compression)), phi=phi, seed=seed,
                        negotiation_interval=negotiation_interval, dagman_latency=dagman_latency,
-                       dagman_latency_samples=latency_samples,
+                       dagman_latency_samples=latency_samples, dagman_start_samples=start_samples,
                        slot_turnaround=slot_turnaround, machine_choice=machine_choice, reboot_hour=None,
                        **extra)
     result = simulate(plan.trace(), config)

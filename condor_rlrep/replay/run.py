@@ -161,9 +161,12 @@ def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live
     sim = simulated_row(policy, plan, dagman_latency=latency, **modelled)
     excess = start_excess(live, sim) if measured else 0.0
     samples = latency_samples(live, sim) if measured else ()
+    starts = start_samples(live, sim, samples) if samples else ()
     if samples or excess > 0:
-        sim = simulated_row(policy, plan, dagman_latency=latency + excess, latency_samples=samples, **modelled)
+        sim = simulated_row(policy, plan, dagman_latency=latency + excess, latency_samples=samples,
+                            start_samples=starts, **modelled)
     sim.extra["latency_samples"] = len(samples)
+    sim.extra["decided_before_start"] = bool(starts)
     sim.extra["dagman_latency_s"] = latency + excess
     sim.extra["dagman_latency_from"] = "given" if not measured else "measured live"
     sim.extra["turn_s"] = latency
@@ -181,6 +184,20 @@ def latency_samples(live: Row, sim: Row) -> tuple[float, ...]:
     both = (live.extra.get("dagman_latency") or {}).get("turn_plus_start") or []
     sim_start = sim.extra.get("start_wait_mean_s") or 0.0
     return tuple(max(0.0, float(v) - float(sim_start)) for v in both)
+
+
+def start_samples(live: Row, sim: Row, samples: tuple[float, ...]) -> tuple[float, ...]:
+    """Per latency sample, its part after the decision: the live node's
+    start minus the simulated mean start (within 0 and the sample). Live,
+    the PRE hook decides before the replicas wait to be matched; a task
+    decided after the whole wait would find less slack, be judged late
+    more often and get one replica. Empty when the live row did not keep
+    each node's start (runs rescored before it did)."""
+    begins = (live.extra.get("dagman_latency") or {}).get("start_of_turn_plus_start") or []
+    if len(begins) != len(samples):
+        return ()
+    sim_start = float(sim.extra.get("start_wait_mean_s") or 0.0)
+    return tuple(min(total, max(0.0, float(begin) - sim_start)) for begin, total in zip(begins, samples))
 
 
 def start_excess(live: Row, sim: Row) -> float:

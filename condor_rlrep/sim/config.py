@@ -42,6 +42,12 @@ class SimConfig:
     """When given, each task's latency is one of these seconds drawn at
     random (a random stream of its own) instead of ``dagman_latency``: a
     measured distribution, whose tail a mean would spread over every task."""
+    dagman_start_samples: tuple[float, ...] = ()
+    """When given (as many as ``dagman_latency_samples``, each at most its
+    latency sample), the part of the drawn latency that comes after the
+    decision: live, the PRE hook decides, and the replicas then wait to be
+    matched and started. The task's φ′ is taken that much before its
+    submission. Empty: the decision is at submission, as before."""
     slot_turnaround: float = 0.0
     """Seconds a machine freed by removing a job (a losing replica) waits
     before it is matched again (docs/simulator.md). 0: at once."""
@@ -74,6 +80,14 @@ class SimConfig:
             raise InputError(f"DAGMan latency must be a finite number of seconds >= 0, got {self.dagman_latency!r}")
         if not all(math.isfinite(v) and v >= 0 for v in self.dagman_latency_samples):
             raise InputError("DAGMan latency samples must be finite numbers of seconds >= 0")
+        if self.dagman_start_samples:
+            if len(self.dagman_start_samples) != len(self.dagman_latency_samples):
+                raise InputError(f"{len(self.dagman_start_samples)} DAGMan start samples for "
+                                 f"{len(self.dagman_latency_samples)} latency samples: one per latency sample")
+            if not all(math.isfinite(v) and 0 <= v <= t
+                       for v, t in zip(self.dagman_start_samples, self.dagman_latency_samples)):
+                raise InputError("each DAGMan start sample must be a number of seconds between 0 and its "
+                                 "latency sample")
         if not (math.isfinite(self.slot_turnaround) and self.slot_turnaround >= 0):
             raise InputError(f"slot turnaround must be a finite number of seconds >= 0, got {self.slot_turnaround!r}")
         if self.days is not None and not self.days > 0:
@@ -100,6 +114,10 @@ class SimConfig:
             del data["dagman_latency_samples"]
         else:
             data["dagman_latency_samples"] = list(self.dagman_latency_samples)
+        if not self.dagman_start_samples:
+            del data["dagman_start_samples"]
+        else:
+            data["dagman_start_samples"] = list(self.dagman_start_samples)
         data["workflows"] = list(self.workflows)
         data["p_grid"] = list(self.p_grid)
         return data

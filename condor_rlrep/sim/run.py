@@ -115,7 +115,7 @@ def simulate(
     runner = getattr(policy, "runner_class", WorkflowRunner)(
         templates, which, policy, power, trace.machine_names, clock,
         failure_reward=config.failure_reward, dagman_latency=config.dagman_latency,
-        latency_samples=config.dagman_latency_samples,
+        latency_samples=config.dagman_latency_samples, start_samples=config.dagman_start_samples,
         # a fourth stream, spawned only when used: the first three stay those of every earlier run
         latency_rng=np.random.default_rng(seq.spawn(1)[0]) if config.dagman_latency_samples else None,
     )

@@ -61,6 +61,7 @@ class WorkflowRunner:
         failure_reward: float = DEFAULT_FAILURE_REWARD,
         dagman_latency: float = 0.0,
         latency_samples: Sequence[float] = (),
+        start_samples: Sequence[float] = (),
         latency_rng: np.random.Generator | None = None,
     ):
         self.templates = list(templates)
@@ -70,6 +71,10 @@ class WorkflowRunner:
         turn (log scan, POST, PRE, submit). 0: at once."""
         self._latency_samples = [float(v) for v in latency_samples]
         """When not empty, each task's latency is one of these, drawn with ``latency_rng``."""
+        self._start_samples = [float(v) for v in start_samples]
+        """When not empty, the part of the drawn latency after the decision (same index)."""
+        if self._start_samples and len(self._start_samples) != len(self._latency_samples):
+            raise ValueError("one start sample per latency sample")
         self._latency_rng = latency_rng
         if self._latency_samples and latency_rng is None:
             raise ValueError("latency samples need a random generator")
@@ -200,9 +205,11 @@ class WorkflowRunner:
         self._finish_task(owner, now, True)
 
     # -- enactment -------------------------------------------------------------
-    def _submit_task(self, w: int, i: int, now: float) -> None:
+    def _submit_task(self, w: int, i: int, now: float, decided: float | None = None) -> None:
+        """Submit task ``i`` of workflow ``w`` at ``now``, its φ′ taken at
+        ``decided`` (default: now)."""
         tpl = self._wf_tpl[w]
-        phi = tpl.criticality(tpl.tasks[i], now - self.wf_start[w])
+        phi = tpl.criticality(tpl.tasks[i], (now if decided is None else decided) - self.wf_start[w])
         hour = self._hour(now)
         engine = self.engine
         k = self._tasks
@@ -331,10 +338,16 @@ class WorkflowRunner:
 
     def _ready(self, w: int, i: int, now: float) -> None:
         """Task ``i`` of workflow ``w`` may run: submit it now, or after
-        DAGMan's latency (decided then too, as the PRE hook runs then)."""
+        DAGMan's latency (decided then too, as the PRE hook runs then; or,
+        with start samples, that much before the submission)."""
         samples = self._latency_samples
         if samples:
-            latency = samples[int(self._latency_rng.random() * len(samples))]  # type: ignore[union-attr]
+            drawn = int(self._latency_rng.random() * len(samples))  # type: ignore[union-attr]
+            latency = samples[drawn]
+            if self._start_samples:
+                decided = now + latency - self._start_samples[drawn]
+                self.engine.call_at(now + latency, lambda t: self._submit_task(w, i, t, decided))
+                return
         else:
             latency = self.dagman_latency
         if latency > 0:
