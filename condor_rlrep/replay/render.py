@@ -84,10 +84,12 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
     parts: list = ["DAGMan's per-level latency, measured live: the turn — seconds from a node becoming ready (its "
                    "last parent's end, or the workflow's arrival) to its job's submission: log scan, POST, PRE, "
                    "submit — and the start — from submission to the first execution: negotiation, claim, shadow "
-                   "and starter (a wait for a busy slot included). The simulated row adds to every task the mean "
-                   "turn plus the start excess — the live start's mean minus the simulator's own, which is only a "
-                   "wait for a negotiation tick and a free slot — and places jobs on the lowest free slot, as "
-                   "HTCondor's default negotiator order does; the row without latency is the paper's simulator "
+                   "and starter (a wait for a busy slot included). The simulated row delays each task by one live "
+                   "node's turn plus its start in excess of the simulator's own start (which is only a wait for a "
+                   "negotiation tick and a free slot), drawn at random — their mean is the latency below, unless it "
+                   "is given — and "
+                   "decides before that start part, as the PRE hook does; it places jobs on the lowest free slot, "
+                   "as HTCondor's default negotiator order does; the row without latency is the paper's simulator "
                    "(random placement). Per policy: "]
     for index, (policy, pair) in enumerate(rows.items()):
         sim = next((r for r in pair if r.side == "simulated"), None)
