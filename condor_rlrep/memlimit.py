@@ -14,6 +14,10 @@ inspect``). A reader of big inputs calls :func:`check_headroom` once per
 block instead: the error is raised while :data:`RESERVE` bytes are still
 free, so the unwinding, the collector and the caller's one-line message have
 room to run.
+
+A command that will need numpy imports it before reading its input: OpenBLAS
+maps its buffers at import and, when it cannot, exits from C (status 1, no
+Python error to catch); loaded first, its mapping counts in every check.
 """
 
 from __future__ import annotations

@@ -236,3 +236,52 @@ def test_inspect_has_no_handler_that_allocates_to_unwind():
         if entry.lasti and entry.end // 2 > 256  # offsets in code units of 2 bytes
     ]
     assert late == []
+
+
+@needs_prlimit
+def test_inspect_is_one_line_where_the_parse_fits_but_numpy_would_not(tmp_path: Path):
+    """A 100k-node DAG under 180–200 MB: the parse fits, numpy (imported by the
+    graph after it) did not, and OpenBLAS, mapping its buffers at that import,
+    gave up from C: "OpenBLAS error: Memory allocation still failed after 10
+    retries, giving up.", exit 1, every time (4 of 4 limits 175–190 MB, and
+    200 MB). ``inspect`` now loads numpy before the input, so the reader's
+    check gives up with the usual line."""
+    dag = tmp_path / "n100k.dag"
+    with dag.open("w") as out:
+        for i in range(100_000):
+            out.write(f"JOB N{i} n.sub\nVARS N{i} rlrep_estimate=\"60\"\n")
+        for i in range(1, 100_000):
+            out.write(f"PARENT N{i - 1} CHILD N{i}\n")
+    (tmp_path / "n.sub").write_text("executable = /bin/true\nqueue\n")
+    for limit in (180_000_000, 190_000_000, 200_000_000):
+        line = _one_error_line(_limited(limit, "inspect", str(dag), timeout=180))
+        assert line.startswith(f"condor-rlrep: error: out of memory running 'condor-rlrep inspect' (reading {dag}: "), line
+
+
+def test_numpy_memory_error_keeps_its_message_through_the_guard():
+    """numpy's MemoryError carries the shape and dtype as its args and builds
+    its message from them: re-raised by the callback guard it stays numpy's
+    (before, a plain MemoryError with those args: the line said only
+    "((35184372088832,))")."""
+    done = _python("""
+        import resource, sys, types
+        import click
+        import numpy as np
+        from condor_rlrep.cli import main as cli_main
+
+        resource.setrlimit(resource.RLIMIT_AS, (4 << 30, resource.RLIM_INFINITY))
+        module = types.ModuleType("rlrep_test_boom")
+
+        @click.command("boom")
+        def boom():
+            np.empty(1 << 45)  # 256 TiB: numpy's own MemoryError, at once
+
+        module.boom = boom
+        sys.modules[module.__name__] = module
+        cli_main._COMMANDS["boom"] = (f"{module.__name__}:boom", "Allocate too much.")
+        cli_main.main(["boom"])
+    """)
+    line = _one_error_line(done)
+    assert line == ("condor-rlrep: error: out of memory running 'condor-rlrep boom' (Unable to allocate 256. TiB for "
+                    "an array with shape (35184372088832,) and data type float64): the input is too large for the "
+                    "memory this process may use (raise the limit, or split the input)")

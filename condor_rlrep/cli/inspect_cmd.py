@@ -72,6 +72,12 @@ def inspect(
     """Show the critical path, CR(W), the deadline and φ′/φ″ of every node of FILE
     (a DAGMan DAG, Pegasus DAX or WfCommons WfFormat file); without estimates
     for every node, its structure and which nodes lack one."""
+    # numpy (with OpenBLAS, which maps its buffers at import) before the
+    # input: the graph needs it anyway, and under an address-space limit the
+    # reader then gives up with one line when the rest does not fit, instead
+    # of OpenBLAS exiting from C (status 1) at the import after the parse.
+    import numpy  # noqa: F401
+
     from condor_rlrep.dag.load import load_workflow
 
     workflow = load_workflow(workflow_file)

@@ -78,12 +78,21 @@ def _freeing_on_oom(callback: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return callback(*args, **kwargs)
         except MemoryError as err:
-            said = err.args  # no allocation here: memory may be gone
+            kind, said = type(err), err.args  # no allocation here: memory may be gone
         # Out of the except block: the traceback and the frames' data are freed.
-        raise MemoryError(*said)
+        raise _same_error(kind, said)
 
     run._frees_on_oom = True  # type: ignore[attr-defined]
     return run
+
+
+def _same_error(kind: type[MemoryError], said: tuple[Any, ...]) -> MemoryError:
+    """A fresh ``kind(*said)``: a subclass keeps its message (numpy's says
+    which array could not be allocated, from its shape and dtype in ``said``)."""
+    try:
+        return kind(*said)
+    except Exception:  # noqa: BLE001 - a subclass that cannot be rebuilt from its args
+        return MemoryError(*said)
 
 
 class _LazyCommands(click.Group):
@@ -156,7 +165,7 @@ class _LazyGroup(_LazyCommands):
             # ends here. Said after the except block: until then the error's
             # traceback keeps the command's data alive, and writing the line
             # could itself run out of memory.
-            out_of_memory = str(err.args[0]) if err.args else ""
+            out_of_memory = str(err)
         except ImportError as err:
             # A late import (numpy, scipy) under the same limit: the loader
             # cannot map the C extension. Anything else is a broken install.
