@@ -7,6 +7,8 @@
   changes, the 30-minute one of Lord Howe included.
 - :func:`replay_runs` writes the end of an evicted run in place: same history
   and runs as the rules as they were written before (kept below as the oracle).
+- A cluster's summary for ``status`` is made in one pass over its records:
+  the same as :func:`summarize` of the replayed history with its proc states.
 """
 
 from __future__ import annotations
@@ -266,3 +268,44 @@ def test_replay_runs_an_eviction_then_an_abort_is_a_removal() -> None:
     assert runs == [(1, "h", 2.0, 2.5, "evicted", None), (0, "h", 2.0, 3.0, "removed", None),
                     (1, "g", 6.0, 7.0, "removed", None)]
     assert history.evictions == 1 and history.aborted == {0}
+
+
+# -- the lean summary -----------------------------------------------------------------------------------------------
+
+lean_record = st.tuples(
+    # a long cluster's evictions and executes most often, with the aborts, holds and releases between them
+    st.sampled_from(KINDS + [EVICTED, EVICTED, EVICTED, EXECUTE, EXECUTE, EXECUTE, ABORTED, HELD, TERMINATED]),
+    st.integers(0, 2),
+    st.sampled_from([10.0, 11.0, 12.0, 12.0, 15.0, 9.0]),
+    st.sampled_from([None, "", 0, 0, 1, REMOVAL_EVICT_CODE, REMOVAL_EVICT_CODE, 1022, 1009, "slot1_1@h", "N", -9]),
+)
+
+
+@settings(max_examples=800, deadline=None)
+@given(records=st.lists(lean_record, max_size=60), node=st.sampled_from([None, "", "M"]))
+def test_the_lean_summary_keeps_the_replays_rules(records: list, node: str | None) -> None:
+    """``status``'s one-pass summary of a cluster equals :func:`summarize` of
+    the history :func:`replay_cluster` rebuilds from the same records, with
+    their :func:`proc_states` (the summary of ``report``'s reader)."""
+    from condor_rlrep.runreport.clusters import ClusterEvents, CompactEvents, proc_states, summarize
+
+    lean = ClusterEvents(7, node, CompactEvents(records), keep_history=False)
+    full = ClusterEvents(7, node, CompactEvents(records))
+    assert lean.summary() == summarize(full.history(), proc_states(full.events))
+    assert lean._history is None
+
+
+def test_the_lean_summary_of_a_hold_after_an_eviction() -> None:
+    """An eviction a hold follows is the hold's (no eviction counted); a
+    removal's own eviction (1023) counts none; the earliest success wins."""
+    from condor_rlrep.runreport.clusters import ClusterEvents, CompactEvents
+
+    records = [(SUBMIT, 0, 1.0, "N"), (SUBMIT, 1, 1.0, "N"), (EXECUTE, 0, 2.0, "s"), (EXECUTE, 1, 2.0, "s"),
+               (EVICTED, 1, 3.0, 1022), (HELD, 1, 3.5, None), (13, 1, 4.0, None), (EXECUTE, 1, 5.0, "s"),
+               (TERMINATED, 1, 8.0, 0), (TERMINATED, 0, 9.0, 0), (SUBMIT, 2, 1.0, "N"), (EXECUTE, 2, 2.0, "s"),
+               (EVICTED, 2, 9.5, REMOVAL_EVICT_CODE), (ABORTED, 2, 9.6, None)]
+    summary = ClusterEvents(7, None, CompactEvents(records), keep_history=False).summary()
+    assert (summary.node, summary.submit_time, summary.procs, summary.winner) == ("N", 1.0, 3, 1)
+    assert summary.evictions == 0
+    assert summary.states == ((0, "success"), (1, "success"), (2, "removed"))
+    assert (summary.last_end, summary.unfinished) == (9.5, 0)
