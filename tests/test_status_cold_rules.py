@@ -309,3 +309,58 @@ def test_the_lean_summary_of_a_hold_after_an_eviction() -> None:
     assert summary.evictions == 0
     assert summary.states == ((0, "success"), (1, "success"), (2, "removed"))
     assert (summary.last_end, summary.unfinished) == (9.5, 0)
+
+
+# -- the DAG's POST scripts -----------------------------------------------------------------------------------------
+
+
+def _post_nodes_oracle(dag: str) -> set[str] | None:
+    """``_post_nodes`` as it was: the DAG file read again, every word upper-cased."""
+    nodes: set[str] = set()
+    try:
+        with open(dag, encoding="utf-8", errors="surrogateescape") as handle:
+            for line in handle:
+                words = line.split()
+                if len(words) < 3 or words[0].upper() != "SCRIPT":
+                    continue
+                upper = [w.upper() for w in words]
+                if "POST" not in upper[1:6]:
+                    continue
+                at = upper.index("POST", 1) + 1
+                if at < len(words):
+                    if upper[at] == "ALL_NODES":
+                        return None
+                    nodes.add(words[at])
+    except OSError:
+        return None
+    return nodes
+
+
+_WORDS = st.sampled_from(["SCRIPT", "script", "ſcrıpt", "SCRIPTS", "POST", "post", "poﬆ", "PRE", "DEFER", "DEBUG", "1",
+                          "2", "f", "ALL_NODES", "all_nodes", "A", "B", "C", "x/y", "JOB", "ßcript"])
+_GAPS = st.sampled_from([" ", " ", "  ", "\t", "\x0c", "\x0b", "\x85", "\u2028", "\xa0", "\r", "\r\n", "\n", "\x1c"])
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(parts=st.lists(st.tuples(_WORDS, _GAPS), max_size=40))
+def test_post_nodes_of_the_text_read_once_are_the_files(tmp_path_factory: pytest.TempPathFactory, parts: list) -> None:
+    """The POST nodes found in the text ``RunReader`` has read are those the
+    DAG file read again line by line gave: odd whitespace, newlines other
+    than ``\\n`` and letters that upper-case to ASCII (ſ, ı, ﬆ) included."""
+    from condor_rlrep.runreport.load import _post_nodes
+
+    text = "".join(word + gap for word, gap in parts)
+    path = tmp_path_factory.mktemp("dag") / "x.dag"
+    path.write_bytes(text.encode("utf-8", "surrogateescape"))
+    with open(path, encoding="utf-8", errors="surrogateescape") as handle:
+        read = handle.read()
+    assert _post_nodes(read) == _post_nodes_oracle(str(path))
+
+
+def test_post_nodes_examples() -> None:
+    from condor_rlrep.runreport.load import _post_nodes
+
+    text = ("SCRIPT POST A post.sh\nSCRIPT DEFER 1 2 POST B x\nscript pre C x\nSCRIPT PRE POST D\r\n"
+            "SCRIPT DEBUG f ALL DEFER 1 2 POST E x\nSCRIPT POST\nJOB F f.sub\n")
+    assert _post_nodes(text) == {"A", "B", "D"}  # E: POST after the fifth word is not looked for
+    assert _post_nodes("SCRIPT POST ALL_NODES x\nSCRIPT POST A x\n") is None
