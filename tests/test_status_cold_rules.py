@@ -72,6 +72,82 @@ def test_dagman_out_stamp_examples() -> None:
         stamp_time(b"12/02/26 11:11:39.1234567")
 
 
+
+def _dagman_out_oracle(data: bytes) -> list:
+    """``DagmanOut._parse`` as it was: every match's groupdict."""
+    from condor_rlrep.runreport.dagman_out import _LINES, Session
+
+    sessions: list = []
+    for match in _LINES.finditer(data):
+        at = stamp_time(match.group(1))
+        groups = match.groupdict()
+        if groups["start"]:
+            sessions.append(Session(started_at=at))
+            continue
+        if not sessions:
+            sessions.append(Session(started_at=at))
+        session = sessions[-1]
+        if groups["dagid"]:
+            session.dagid = groups["dagid"].decode()
+        elif groups["run"]:
+            state = session.node(groups["run_node"].decode("utf-8", "replace"))
+            if groups["run"] == b"PRE":
+                state.pre, state.pre_code, state.pre_time = "running", None, at
+                state.post = state.post_code = state.post_time = None
+            else:
+                state.post, state.post_code, state.post_time = "running", None, at
+        elif groups["ok"]:
+            state = session.node(groups["ok_node"].decode("utf-8", "replace"))
+            if groups["ok"] == b"PRE":
+                state.pre, state.pre_code, state.pre_time = "ok", 0, at
+            else:
+                state.post, state.post_code, state.post_time = "ok", 0, at
+        elif groups["bad"]:
+            state = session.node(groups["bad_node"].decode("utf-8", "replace"))
+            code = int(groups["bad_code"])
+            if groups["bad"] == b"PRE":
+                state.pre, state.pre_code, state.pre_time = "failed", code, at
+            else:
+                state.post, state.post_code, state.post_time = "failed", code, at
+        elif groups["retry_node"]:
+            session.node(groups["retry_node"].decode("utf-8", "replace")).retries = int(groups["retry"])
+        elif groups["rescue"]:
+            session.rescue = groups["rescue"].decode("utf-8", "replace")
+        elif groups["exit"]:
+            session.exit_status = int(groups["exit"])
+            session.exited_at = at
+    return sessions
+
+
+_NODE = st.sampled_from(["A", "B", "n.1", "x\xe9"])
+_DAGMAN_LINE = st.one_of(
+    st.just("** condor_dagman (CONDOR_DAGMAN) STARTING UP"),
+    st.integers(0, 99999).map(lambda d: f"Workflow batch-id: <{d}.0>"),
+    st.tuples(st.sampled_from(["PRE", "POST"]), _NODE).map(lambda t: f"Running {t[0]} script of Node {t[1]}..."),
+    st.tuples(st.sampled_from(["PRE", "POST"]), st.sampled_from(["node", "Node"]), _NODE).map(
+        lambda t: f"{t[0]} Script of {t[1]} {t[2]} completed successfully."),
+    st.tuples(st.sampled_from(["PRE", "POST"]), _NODE, st.integers(-3, 300)).map(
+        lambda t: f"{t[0]} Script of node {t[1]} failed with status {t[2]}"),
+    st.tuples(_NODE, st.integers(1, 5)).map(lambda t: f"Retrying node {t[0]} (retry #{t[1]} of 5)"),
+    st.sampled_from(["Writing Rescue DAG to x.dag.rescue001...", "Running PRE script of Node A",
+                     "**** condor_dagman (condor_DAGMAN) pid 7 EXITING WITH STATUS 1",
+                     "**** condor_dagman (condor_DAGMAN) pid 7 EXITING WITH STATUS 0", "Submitting HTCondor Node A"]),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(lines=st.lists(st.tuples(st.integers(0, 4000), _DAGMAN_LINE), max_size=30))
+def test_dagman_out_lines_read_as_by_their_groupdict(lines: list) -> None:
+    """Each line is told by the last group its alternative matched, as the
+    whole groupdict told it before."""
+    from condor_rlrep.runreport.dagman_out import DagmanOut
+
+    stamp = datetime(2026, 5, 28, 11, 0, 0)
+    data = "".join(f"{(stamp + timedelta(seconds=s)).strftime('%m/%d/%y %H:%M:%S')} {text}\n" for s, text in lines)
+    out = DagmanOut("/nonexistent")
+    out._parse(data.encode("utf-8"))
+    assert out.sessions == _dagman_out_oracle(data.encode("utf-8"))
+
 # -- EventTime -----------------------------------------------------------------------------------------------------
 
 
@@ -140,6 +216,45 @@ def test_event_time_of_every_second_of_a_split_hour(zone: str) -> None:
     assert time_of_text("2026-13-01T00:00:00") is None
     assert time_of_text("2026-05-28T12:0٣:00") is None  # a non-ASCII digit: not ISO for fromisoformat
 
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_dagman_out_stamps_by_the_hour_are_strptimes_value(zone: str, data: st.DataObject) -> None:
+    """A ``.dagman.out`` stamp has strptime's value in any time zone, around
+    DST changes, with fractions, and strptime's error for what is no time."""
+    base = data.draw(st.one_of(st.sampled_from(AROUND), st.datetimes(datetime(1970, 1, 2), datetime(2068, 12, 30))))
+    moment = base + timedelta(seconds=data.draw(st.integers(-7200, 7200)))
+    text = moment.strftime("%m/%d/%y %H:%M:%S")
+    variant = data.draw(st.sampled_from(["plain", "plain", "fraction", "second 60", "minute 61", "day 31", "hour 24"]))
+    if variant == "fraction":
+        text += "." + data.draw(st.text("0123456789", min_size=1, max_size=6))
+    elif variant == "second 60":
+        text = text[:15] + "60"
+    elif variant == "minute 61":
+        text = text[:12] + "61" + text[14:]
+    elif variant == "day 31":
+        text = text[:3] + "31" + text[5:]
+    elif variant == "hour 24":
+        text = text[:9] + "24" + text[11:]
+    for _ in range(2):  # the second time from the cache
+        try:
+            expected: Any = _strptime_epoch(text)
+        except ValueError as err:
+            expected = ("ValueError", str(err))
+        try:
+            got: Any = stamp_time(text.encode("ascii"))
+        except ValueError as err:
+            got = ("ValueError", str(err))
+        assert got == expected, text
+
+
+def test_dagman_out_stamps_of_every_second_of_a_split_hour(zone: str) -> None:
+    for day in (datetime(2026, 4, 5, 1), datetime(2026, 10, 4, 2), datetime(2026, 3, 8, 2), datetime(2026, 11, 1, 1)):
+        for second in range(0, 3600, 7):
+            text = (day + timedelta(seconds=second)).strftime("%m/%d/%y %H:%M:%S")
+            assert stamp_time(text.encode("ascii")) == _strptime_epoch(text), text
+            assert stamp_time((text + ".5").encode("ascii")) == _strptime_epoch(text + ".5"), text
 
 # -- replay_runs -----------------------------------------------------------------------------------------------------
 
