@@ -271,3 +271,27 @@ def test_plain_node_is_the_node_the_constructor_makes():
         lean.no_such_field  # noqa: B018
     wf = parse_dag([f"JOB n{i} n.sub" for i in range(RUN)] + ["SCRIPT PRE n3 pre.sh"])
     assert wf.nodes["n3"].scripts["PRE"].executable == "pre.sh" and wf.nodes["n4"].scripts == {}
+
+
+_JOB_NAMES = st.sampled_from(["n1", "n2", "N3", "x.y", "n5", "n6", "a+b", "child", "n1"])
+_JOB_FILES = st.sampled_from(["a.sub", "b/c.sub", "e.sub", "a.sub", "{x", "d.condor.sub"])
+_DIRS = st.sampled_from(["d", "/abs/d", "../up", "d\\e", "p:q"])
+
+
+@settings(max_examples=300, deadline=None, database=None)
+@given(jobs=st.lists(st.tuples(_JOB_NAMES, _JOB_FILES, st.sampled_from(["DIR", "dir", "Dir", "DIRX"]), _DIRS), max_size=6),
+       edge=st.booleans())
+def test_job_with_dir_fast_path_matches_node(jobs: list, edge: bool) -> None:
+    """``JOB name file DIR dir`` on the line-by-line fast path gives what
+    :meth:`node` gives (forced by a second DIR, the last one counting): the
+    same nodes, directories and edges, or the same error."""
+    def lines(extra: str) -> list[str]:
+        out = [f"JOB {name} {sub} {kw}{extra} {d}" for name, sub, kw, d in jobs]
+        if edge and len(jobs) > 1:
+            out.append(f"PARENT {jobs[0][0]} CHILD {jobs[-1][0]}")
+        return ["# top", *out]
+
+    fast = outcome(parse_dag, lines(""))
+    assert fast == outcome(parse_dag, lines(" elsewhere DIR"))
+    if not isinstance(fast[0], str):
+        assert [n.directory for n in fast[0].nodes.values()] == [d for *_, d in jobs]  # parsed: each line had its DIR

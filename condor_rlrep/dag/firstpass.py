@@ -241,7 +241,10 @@ class Parser(ParseState):
                     deferred.append((kw, line, path, lineno))
                 elif kw == "JOB":
                     parts = line.split()
-                    name = parts[1] if len(parts) == 3 else ""
+                    n_parts = len(parts)
+                    # JOB name file, or JOB name file DIR dir (a plain line: as the lexer splits it)
+                    name = parts[1] if n_parts == 3 or (
+                        n_parts == 5 and parts[3].upper() == "DIR" and "\r" not in line) else ""
                     if (
                         top and name and name not in nodes  # top scope: own is a subset of nodes
                         and "+" not in name and '"' not in line and "'" not in line and "=" not in line
@@ -252,7 +255,9 @@ class Parser(ParseState):
                     ):
                         pos = index[name] = len(nodes)
                         linkable[name] = (name, pos)
-                        own[name] = nodes[name] = plain_node(name, intern(parts[2]), path, lineno)
+                        own[name] = nodes[name] = job = plain_node(name, intern(parts[2]), path, lineno)
+                        if n_parts == 5:
+                            job.directory = parts[4]
                         continue
                     try:
                         self.node(scope, kw, line, src, path, lineno)

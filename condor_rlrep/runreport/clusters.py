@@ -21,22 +21,23 @@ from __future__ import annotations
 import sys
 from array import array
 from collections.abc import Iterator
-from itertools import repeat
 from dataclasses import dataclass, field
 from typing import Any
 
 from condor_rlrep.condor.eventlog import (
     ABORTED,
     EVICTED,
+    EXECUTABLE_ERROR,
     EXECUTE,
     HELD,
     POST_SCRIPT_TERMINATED,
+    RECONNECT_FAILED,
     REMOVAL_EVICT_CODE,
+    SHADOW_EXCEPTION,
     SUBMIT,
     TERMINATED,
     ClusterHistory,
     replay_cluster,
-    replay_runs,
 )
 
 __all__ = ["ClusterEvents", "CompactEvents", "ClusterSummary", "NoopNode", "CompactedError", "proc_states", "summarize", "opt_float"]
@@ -230,29 +231,92 @@ class ClusterEvents:
         return self._summary
 
     def _lean_summary(self, events: CompactEvents) -> ClusterSummary:
-        """:func:`summarize` of the history :meth:`_replay` would rebuild, from
-        the replay's runs as tuples (no invocation, slot or host kept: a
-        summary needs none). The records go in as kept, without
-        :meth:`CompactEvents.replay_records`' host and SUBMIT name
-        (``str(value) or None``): the host reaches no summary, and the node
-        is found here under that rule."""
-        history, runs = replay_runs(zip(events.kinds, events.procs, events.times, events.values, repeat(None)),
-                                    self.cluster, detail=False)
-        node = None
-        for kind, value in zip(events.kinds, events.values):  # the replay's first node name, as replay_records gives it
-            if kind == SUBMIT:
-                if value:
+        """:func:`summarize` of the history :meth:`_replay` would rebuild,
+        with its :func:`proc_states`, in one pass over the kept records and
+        with no run kept: a long cluster is mostly evictions and executes,
+        and a summary needs only each proc's open run, the latest end and the
+        earliest win. The rules are :func:`~condor_rlrep.condor.eventlog.replay_runs`'
+        (a removal's or a hold's relabelling of the eviction before it only
+        takes that eviction back from the count) and :func:`proc_states`';
+        ``test_the_lean_summary_is_the_summary_of_the_replayed_history`` holds
+        them equal on any records. The node is the replay's first, as
+        :meth:`CompactEvents.replay_records` gives it (a SUBMIT's ``str``)."""
+        states: dict[int, str] = {}
+        started: dict[int, float] = {}  # proc → start of its open run
+        provisional: set[int] = set()  # procs whose last run an eviction ended (an abort or hold relabels it)
+        procs: set[int] = set()
+        finished: set[int] = set()  # terminated or aborted
+        pop_started, unmark = started.pop, provisional.discard
+        node: Any = None
+        submit_time: float | None = None
+        last_end: float | None = None
+        win: tuple[float, int] | None = None  # (end, proc) of the earliest success
+        evictions = 0
+        for kind, proc, at, value in zip(events.kinds, events.procs, events.times, events.values):
+            if kind == EVICTED:
+                start = pop_started(proc, None)
+                if value == REMOVAL_EVICT_CODE:
+                    states[proc] = "removing"
+                    unmark(proc)
+                else:
+                    states[proc] = "idle"
+                    evictions += 1
+                    if start is not None:
+                        provisional.add(proc)
+                if start is not None:
+                    end = at if at > start else start
+                    if last_end is None or end > last_end:
+                        last_end = end
+                continue
+            if kind == EXECUTE:
+                states[proc] = "running"
+                procs.add(proc)
+                unmark(proc)
+                start = pop_started(proc, None)  # a lost end event: the earlier run ends here
+                started[proc] = at
+            elif kind == SUBMIT:
+                states[proc] = "idle"
+                procs.add(proc)
+                if submit_time is None or at < submit_time:
+                    submit_time = at
+                if node is None and value:
                     node = str(value)
-                    break
-            elif kind == POST_SCRIPT_TERMINATED and value is not None:
-                node = value
-                break
-        wins = [(run[3], run[0]) for run in runs if run[4] == "success"]
-        ends = [run[3] for run in runs if run[4] != "running"]
-        procs = history.procs
-        return ClusterSummary(self.cluster, self.node if node is None else node, history.submit_time, len(procs),
-                              min(wins)[1] if wins else None, history.evictions, tuple(proc_states(events).items()),
-                              max(ends) if ends else None, len(procs - history.finished_procs))
+                continue
+            elif kind == TERMINATED:
+                states[proc] = "success" if value == 0 else "failure"
+                procs.add(proc)
+                finished.add(proc)
+                start = pop_started(proc, None)
+                end = at if start is None or at > start else start  # with no execute seen: no length
+                if last_end is None or end > last_end:
+                    last_end = end
+                if value == 0 and (win is None or (end, proc) < win):
+                    win = (end, proc)
+                continue
+            elif kind == ABORTED or kind == HELD:
+                states[proc] = "removed" if kind == ABORTED else "held"
+                if proc in provisional:
+                    unmark(proc)
+                    evictions -= 1
+                if kind == ABORTED:
+                    finished.add(proc)
+                start = pop_started(proc, None)
+            elif kind == _RELEASED:
+                states[proc] = "idle"
+                continue
+            elif kind == SHADOW_EXCEPTION or kind == EXECUTABLE_ERROR or kind == RECONNECT_FAILED:
+                start = pop_started(proc, None)
+            else:
+                if kind == POST_SCRIPT_TERMINATED and node is None and value is not None:
+                    node = value
+                continue
+            if start is not None:
+                end = at if at > start else start
+                if last_end is None or end > last_end:
+                    last_end = end
+        return ClusterSummary(self.cluster, self.node if node is None else node, submit_time, len(procs),
+                              None if win is None else win[1], evictions, tuple(states.items()), last_end,
+                              len(procs - finished))
 
     def history(self) -> ClusterHistory:
         """The cluster rebuilt by :func:`rebuild_cluster` (cached until new events).

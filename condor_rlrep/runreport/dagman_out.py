@@ -131,44 +131,46 @@ class DagmanOut:
         return at
 
     def _parse(self, data: bytes) -> None:
+        # one alternative of _LINES matches, and its last group names it (no groupdict of 17 per line)
         for match in _LINES.finditer(data):
             at = self._time(match.group(1))
-            groups = match.groupdict()
-            if groups["start"]:
+            kind = match.lastgroup
+            if kind == "start":
                 self.sessions.append(Session(started_at=at))
                 continue
             session = self.current
             if session is None:  # a file that does not begin with a banner
                 session = Session(started_at=at)
                 self.sessions.append(session)
-            if groups["dagid"]:
-                session.dagid = groups["dagid"].decode()
-            elif groups["run"]:
-                state = session.node(groups["run_node"].decode("utf-8", "replace"))
-                if groups["run"] == b"PRE":
+            group = match.group
+            if kind == "dagid":
+                session.dagid = group("dagid").decode()
+            elif kind == "run_node":
+                state = session.node(group("run_node").decode("utf-8", "replace"))
+                if group("run") == b"PRE":
                     state.pre, state.pre_code, state.pre_time = "running", None, at
                     state.post = state.post_code = state.post_time = None
                 else:
                     state.post, state.post_code, state.post_time = "running", None, at
-            elif groups["ok"]:
-                state = session.node(groups["ok_node"].decode("utf-8", "replace"))
-                if groups["ok"] == b"PRE":
+            elif kind == "ok_node":
+                state = session.node(group("ok_node").decode("utf-8", "replace"))
+                if group("ok") == b"PRE":
                     state.pre, state.pre_code, state.pre_time = "ok", 0, at
                 else:
                     state.post, state.post_code, state.post_time = "ok", 0, at
-            elif groups["bad"]:
-                state = session.node(groups["bad_node"].decode("utf-8", "replace"))
-                code = int(groups["bad_code"])
-                if groups["bad"] == b"PRE":
+            elif kind == "bad_code":
+                state = session.node(group("bad_node").decode("utf-8", "replace"))
+                code = int(group("bad_code"))
+                if group("bad") == b"PRE":
                     state.pre, state.pre_code, state.pre_time = "failed", code, at
                 else:
                     state.post, state.post_code, state.post_time = "failed", code, at
-            elif groups["retry_node"]:
-                session.node(groups["retry_node"].decode("utf-8", "replace")).retries = int(groups["retry"])
-            elif groups["rescue"]:
-                session.rescue = groups["rescue"].decode("utf-8", "replace")
-            elif groups["exit"]:
-                session.exit_status = int(groups["exit"])
+            elif kind == "retry":
+                session.node(group("retry_node").decode("utf-8", "replace")).retries = int(group("retry"))
+            elif kind == "rescue":
+                session.rescue = group("rescue").decode("utf-8", "replace")
+            elif kind == "exit":
+                session.exit_status = int(group("exit"))
                 session.exited_at = at
 
     def to_state(self) -> dict[str, object]:

@@ -171,10 +171,11 @@ class RunReader:
                 self._resume()
         if self._nodes is None:  # the DAG's graph: from the checkpoint when the file is unchanged
             try:
-                workflow = self.files.workflow(scripts=scripts)
+                text = self.files.dag_text()
+                workflow = self.files.workflow(scripts=scripts, text=text)
             except OSError as err:
                 raise RunInputError(f"cannot read the DAG: {err.strerror or err}", path=self.files.dag) from err
-            self._nodes = _node_infos(workflow, self.files.replicable(), _post_nodes(self.files.dag))
+            self._nodes = _node_infos(workflow, self.files.replicable(), _post_nodes(text))
 
     def read(self, *, now: float | None = None, require_complete: bool | None = None) -> RunData:
         """Read what is new and join it. ``require_complete``: a node log whose
@@ -318,26 +319,29 @@ def _stat_key(*paths: str) -> list[tuple[int, int, int, int] | None]:
     return key
 
 
-def _post_nodes(dag: str) -> set[str] | None:
-    """Nodes the DAG file gives a POST script (``SCRIPT [DEFER s t] [DEBUG f t]
-    POST node …``); None: every node (``ALL_NODES``) or the file unreadable."""
+def _post_nodes(text: str) -> set[str] | None:
+    """Nodes the DAG file's ``text`` gives a POST script (``SCRIPT [DEFER s t]
+    [DEBUG f t] POST node …``); None: every node (``ALL_NODES``).
+
+    Its lines as a text file iterates them (split at newline characters
+    only). Only the first seven words can matter (POST is among words 1–5,
+    the node follows it), so no more are split or upper-cased."""
     nodes: set[str] = set()
-    try:
-        with open(dag, encoding="utf-8", errors="surrogateescape") as handle:
-            for line in handle:
-                words = line.split()
-                if len(words) < 3 or words[0].upper() != "SCRIPT":
-                    continue
-                upper = [w.upper() for w in words]
-                if "POST" not in upper[1:6]:
-                    continue
-                at = upper.index("POST", 1) + 1
-                if at < len(words):
-                    if upper[at] == "ALL_NODES":
-                        return None
-                    nodes.add(words[at])
-    except OSError:
-        return None
+    for line in text.split("\n"):
+        head = line.split(None, 1)
+        if not head or head[0].upper() != "SCRIPT":
+            continue
+        words = line.split(None, 7)
+        if len(words) < 3:
+            continue
+        upper = [w.upper() for w in words[1:7]]  # upper[i] is words[i + 1]'s
+        if "POST" not in upper[:5]:
+            continue
+        at = upper.index("POST") + 2
+        if at < len(words):
+            if upper[at - 1] == "ALL_NODES":
+                return None
+            nodes.add(words[at])
     return nodes
 
 
@@ -345,9 +349,11 @@ def _node_infos(workflow: Any, replicable: set[str], post: set[str] | None = Non
     parents: dict[str, list[str]] = {}
     children: dict[str, list[str]] = {}
     # the parser's edges are a set: in file order, or status would list nodes in a per-process order
-    index = {name: i for i, name in enumerate(workflow.nodes)}
-    for edge in sorted(workflow.edges, key=lambda e: (index.get(e[0], -1), index.get(e[1], -1))):
-        parent, child = edge[0], edge[1]
+    get = {name: i for i, name in enumerate(workflow.nodes)}.get
+    # decorated with the set's order, which also breaks ties as a stable sort on the two indices would
+    keyed = [(get(edge[0], -1), get(edge[1], -1), n, edge[0], edge[1]) for n, edge in enumerate(workflow.edges)]
+    keyed.sort()
+    for _p, _c, _n, parent, child in keyed:
         parents.setdefault(child, []).append(parent)
         children.setdefault(parent, []).append(child)
     infos = {}

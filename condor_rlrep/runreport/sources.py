@@ -42,12 +42,17 @@ class RunFiles:
         except OSError as err:
             raise RunInputError(f"cannot read the DAG: {err.strerror or err}", path=self.dag) from err
 
-    def workflow(self, *, scripts: bool = False) -> Any:
-        """The instrumented DAG parsed (SCRIPT lines skipped unless ``scripts``)."""
+    def dag_text(self) -> str:
+        """The instrumented DAG's text (newlines as a text file reads them)."""
+        with open(self.dag, encoding="utf-8", errors="surrogateescape") as handle:
+            return handle.read()
+
+    def workflow(self, *, scripts: bool = False, text: str | None = None) -> Any:
+        """The instrumented DAG parsed (SCRIPT lines skipped unless ``scripts``);
+        ``text``: its :meth:`dag_text`, when already read."""
         from condor_rlrep.dag.parser import parse_dag
 
-        with open(self.dag, encoding="utf-8", errors="surrogateescape") as handle:
-            lines = handle.read().splitlines()
+        lines = (self.dag_text() if text is None else text).splitlines()
         if not scripts:
             lines = [line for line in lines if line.lstrip()[:7].upper() not in ("SCRIPT ", "SCRIPT\t")]
         return parse_dag(lines, path=self.dag,
