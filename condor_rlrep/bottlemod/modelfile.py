@@ -262,17 +262,6 @@ def _number_pairs(pairs: Any) -> tuple[list[float], list[float]]:
     ys: list[float] = []
     if not isinstance(pairs, list):
         return xs, ys
-    if all(type(p) is list and len(p) == 2 for p in pairs):
-        # the common case, checked as a whole: plain pairs of ints and floats
-        # (any other value takes the loop below, which decides as before)
-        xs = [p[0] for p in pairs]
-        ys = [p[1] for p in pairs]
-        if {*map(type, xs), *map(type, ys)} <= {float, int}:
-            try:
-                return list(map(float, xs)), list(map(float, ys))
-            except OverflowError:  # an integer beyond float range: _as_float's ±inf
-                return [_as_float(v) for v in xs], [_as_float(v) for v in ys]
-        xs, ys = [], []
     for p in pairs:
         if not isinstance(p, list) or len(p) != 2:
             return [], []
