@@ -202,6 +202,9 @@ def lines(draw: st.DrawFn) -> PFunc:
 @settings(max_examples=500, deadline=None)
 @given(outer=st.one_of(pfuncs(max_degree=1), on_a_grid(), lines()),
        inner=st.one_of(increasing_linear(), lines(), pfuncs(max_degree=1)))
+@example(  # a flat piece of infinite width ends at 0 * inf = NaN: the array code finds a breakpoint there
+    outer=PFunc._fast(np.array([1.0]), np.zeros((1, 0)), 0.0, 0.0),
+    inner=PFunc._fast(np.array([-1.7e308, 1.7e308]), np.array([[0.0], [0.0]]), 0.0, 0.0))
 @example(  # every outer slope zero and inner - ob[oi] overflowing: 0.0 * inf would be NaN, the array code skips it
     outer=PFunc._fast(np.array([-1.7e308, 1.7e308]), np.array([[0.0], [5.0]]), 0.0, 0.0),
     inner=PFunc._fast(np.array([0.0, 1.0]), np.array([[1.0], [1.5e308]]), 0.0, 0.0))

@@ -192,7 +192,9 @@ def compose(outer: Piecewise, inner: Piecewise) -> Fields:
             return np.array([float(inner.x[0])]), np.zeros((1, 0)), value, value
         return inner.x, np.zeros((1, 0)), outer.value(inner.left), outer.value(inner.end)
     if inner.is_linear and inner.x.size <= small.LIMIT and outer.x.size <= small.LIMIT:
-        return _compose_small(outer, inner, ko, ki, k)
+        done = _compose_small(outer, inner, ko, ki, k)
+        if done is not None:
+            return done
     # Times at which inner reaches each of outer's breakpoints, piece by piece.
     start, stop = inner.piece_values()
     h = inner.x[1:] - inner.x[:-1]
@@ -251,11 +253,12 @@ def compose(outer: Piecewise, inner: Piecewise) -> Fields:
     return _from_asc(grid, asc, outer.value(inner.left), outer.value(inner.end))
 
 
-def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int) -> Fields:
+def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int) -> Fields | None:
     """:func:`compose` of a piecewise-linear ``inner`` with few pieces, on
     Python floats: the same floating-point operations in the same order as
     the array code (so the same bits), without numpy's per-call cost on
-    arrays of a few elements (see :mod:`~condor_rlrep.bottlemod.smallpaths`)."""
+    arrays of a few elements (see :mod:`~condor_rlrep.bottlemod.smallpaths`);
+    ``None`` for the array code when a piece's end value is NaN."""
     xs = inner.x.tolist()
     n = len(xs) - 1
     rows = inner.c.tolist()  # descending powers, one row per power
@@ -267,6 +270,8 @@ def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int)
         stop = rows[0][i]
         if ki:
             stop = stop * (xs[i + 1] - xs[i]) + rows[1][i]
+        if stop != stop:  # NaN (0 * inf): numpy's searchsorted puts it last, bisect does not
+            return None
         lo, hi = bisect.bisect_right(ob, starts[i]), bisect.bisect_left(ob, stop)
         for j in range(lo, hi):  # times inner reaches outer's breakpoints inside the piece
             extra.append(xs[i] + (ob[j] - starts[i]) / rows[0][i])
