@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from condor_rlrep.bottlemod import PFunc
@@ -184,6 +184,38 @@ def test_product_and_value_give_the_numpy_bits(f: PFunc, g: PFunc, at: list[floa
     for t in at:
         small, big = _both(lambda: f.value(t))
         assert small == big
+
+
+@st.composite
+def lines(draw: st.DrawFn) -> PFunc:
+    """Piecewise-linear functions (two coefficient rows) on a shared grid, with
+    signed zeros, huge and tiny coefficients, rising or not."""
+    xs = sorted(set(draw(st.lists(st.sampled_from([-1.7e308, -2.0, 0.0, 1.0, 2.5, 4.0, 7.0, 1e300, 1.7e308]), min_size=2, max_size=5))))
+    if xs[0] == 0.0 and draw(st.booleans()):
+        xs[0] = -0.0
+    coefs = st.sampled_from([0.0, -0.0, 1.0, -1.0, 2.0, 0.5, 3.0, 1e-300, 5e-324, 1e300, -1.5e308, 1.5e308])
+    c = [[draw(coefs) for _ in xs[1:]] for _ in range(2)]
+    return PFunc._fast(np.array(xs), np.array(c, dtype=float), draw(VALUES), draw(VALUES))
+
+
+@pytest.mark.filterwarnings("ignore::RuntimeWarning")  # the array code's overflows, on purpose
+@settings(max_examples=500, deadline=None)
+@given(outer=st.one_of(pfuncs(max_degree=1), on_a_grid(), lines()),
+       inner=st.one_of(increasing_linear(), lines(), pfuncs(max_degree=1)))
+@example(  # a flat piece of infinite width ends at 0 * inf = NaN: the array code finds a breakpoint there
+    outer=PFunc._fast(np.array([1.0]), np.zeros((1, 0)), 0.0, 0.0),
+    inner=PFunc._fast(np.array([-1.7e308, 1.7e308]), np.array([[0.0], [0.0]]), 0.0, 0.0))
+@example(  # every outer slope zero and inner - ob[oi] overflowing: 0.0 * inf would be NaN, the array code skips it
+    outer=PFunc._fast(np.array([-1.7e308, 1.7e308]), np.array([[0.0], [5.0]]), 0.0, 0.0),
+    inner=PFunc._fast(np.array([0.0, 1.0]), np.array([[1.0], [1.5e308]]), 0.0, 0.0))
+def test_compose_of_lines_gives_the_numpy_bits(outer: PFunc, inner: PFunc) -> None:
+    # outer of degree 0 or 1 after a linear inner: combine._compose_lines, whose
+    # written-out steps must keep every signed zero, overflow and NaN of the
+    # array code (outer slopes all zero skip a multiplication there)
+    if outer.degree > 1:
+        outer = PFunc._fast(outer.x, outer.c[-2:], outer.left, outer.end)
+    small, big = _both(lambda: PFunc._fast(*combine.compose(outer, inner)))
+    assert small == big
 
 
 @settings(max_examples=300, deadline=None)

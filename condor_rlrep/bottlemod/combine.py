@@ -192,7 +192,9 @@ def compose(outer: Piecewise, inner: Piecewise) -> Fields:
             return np.array([float(inner.x[0])]), np.zeros((1, 0)), value, value
         return inner.x, np.zeros((1, 0)), outer.value(inner.left), outer.value(inner.end)
     if inner.is_linear and inner.x.size <= small.LIMIT and outer.x.size <= small.LIMIT:
-        return _compose_small(outer, inner, ko, ki, k)
+        done = _compose_small(outer, inner, ko, ki, k)
+        if done is not None:
+            return done
     # Times at which inner reaches each of outer's breakpoints, piece by piece.
     start, stop = inner.piece_values()
     h = inner.x[1:] - inner.x[:-1]
@@ -251,11 +253,12 @@ def compose(outer: Piecewise, inner: Piecewise) -> Fields:
     return _from_asc(grid, asc, outer.value(inner.left), outer.value(inner.end))
 
 
-def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int) -> Fields:
+def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int) -> Fields | None:
     """:func:`compose` of a piecewise-linear ``inner`` with few pieces, on
     Python floats: the same floating-point operations in the same order as
     the array code (so the same bits), without numpy's per-call cost on
-    arrays of a few elements (see :mod:`~condor_rlrep.bottlemod.smallpaths`)."""
+    arrays of a few elements (see :mod:`~condor_rlrep.bottlemod.smallpaths`);
+    ``None`` for the array code when a piece's end value is NaN."""
     xs = inner.x.tolist()
     n = len(xs) - 1
     rows = inner.c.tolist()  # descending powers, one row per power
@@ -267,6 +270,8 @@ def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int)
         stop = rows[0][i]
         if ki:
             stop = stop * (xs[i + 1] - xs[i]) + rows[1][i]
+        if stop != stop:  # NaN (0 * inf): numpy's searchsorted puts it last, bisect does not
+            return None
         lo, hi = bisect.bisect_right(ob, starts[i]), bisect.bisect_left(ob, stop)
         for j in range(lo, hi):  # times inner reaches outer's breakpoints inside the piece
             extra.append(xs[i] + (ob[j] - starts[i]) / rows[0][i])
@@ -279,11 +284,14 @@ def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int)
             g = grid.tolist()
         else:
             grid = np.array(g)
+    nout = len(ob) - 1
+    outer_cols = outer.c.T.tolist()  # per outer piece, descending powers
+    if ki == 1 and ko <= 1:
+        return (grid, _compose_lines(outer, inner, rows, xs, g, ob, outer_cols, ko),
+                _value_small(outer, ob, outer_cols, inner.left), _value_small(outer, ob, outer_cols, inner.end))
     ia = small.recenter(small.unpack(inner), g[:-1], ki)
     size = len(g)
     asc = [[0.0] * size for _ in range(k + 1)]
-    nout = len(ob) - 1
-    outer_cols = outer.c.T.tolist()  # per outer piece, descending powers
     sel: list[int] = []
     pieces: list[int] = []
     for col in range(size - 1):
@@ -316,6 +324,67 @@ def _compose_small(outer: Piecewise, inner: Piecewise, ko: int, ki: int, k: int)
     # _from_asc, on the lists: descending rows without the last point's column (size >= 2 here)
     return (grid, np.array([row[:-1] for row in reversed(asc)], dtype=float),
             _value_small(outer, ob, outer_cols, inner.left), _value_small(outer, ob, outer_cols, inner.end))
+
+
+def _compose_lines(outer: Piecewise, inner: Piecewise, rows: list[list[float]], xs: list[float], g: list[float],
+                   ob: list[float], outer_cols: list[list[float]], ko: int) -> np.ndarray:
+    """The coefficient array of :func:`_compose_small` for a piecewise-linear
+    ``inner`` (``rows``: its slopes and start values, at breakpoints ``xs``)
+    and an ``outer`` of degree ``ko`` 0 or 1, on the grid ``g``: the steps of
+    its general loops (and of :func:`~.smallpaths.recenter`'s) for these
+    degrees, written out in the same order, so the same bits, without the
+    intermediate rows."""
+    slopes, starts = rows
+    n = len(xs) - 1
+    nout = len(ob) - 1
+    inf = math.inf
+    out0: list[float] = []
+    out1: list[float] = []
+    sel: list[tuple[int, int, float, float]] = []  # (column, outer piece, inner value, inner slope there)
+    for col in range(len(g) - 1):
+        # inner re-expanded around g[col] (smallpaths.recenter, degree 1)
+        t = g[col]
+        i = bisect.bisect_right(xs, t) - 1
+        if i < 0:
+            ia0, ia1 = float(inner.left), 0.0
+        elif i >= n:
+            ia0, ia1 = float(inner.end), 0.0
+        else:
+            h = t - xs[i]
+            if h < inf and (h != 0.0 or math.copysign(1.0, h) > 0.0):
+                ia1 = 0.0 + slopes[i]
+                ia0 = ia1 * h + starts[i]
+            else:  # (recenter's loop, where 0.0 * h is not 0.0)
+                ia1 = 0.0 * h + 1.0 * slopes[i]
+                ia0 = ia1 * h + 1.0 * starts[i]
+        # the outer piece, from inner's value at the sub-piece's midpoint
+        hm = 0.5 * (g[col + 1] - t)
+        oi = bisect.bisect_right(ob, (0.0 * hm + ia1) * hm + ia0) - 1
+        out1.append(0.0)
+        if oi < 0:
+            out0.append(float(outer.left))
+        elif oi >= nout:
+            out0.append(float(outer.end))
+        else:
+            out0.append(0.0)
+            sel.append((col, oi, ia0, ia1))
+    if not sel:
+        pass
+    elif ko == 0:
+        for col, oi, _, _ in sel:
+            out0[col] = outer_cols[oi][0]
+    else:
+        # outer's a * u + b with u = inner - ob[oi], by _polymul_small, which
+        # skips the a-row when every selected a is zero
+        mult = any(outer_cols[oi][0] != 0.0 for _, oi, _, _ in sel)
+        for col, oi, ia0, ia1 in sel:
+            a, b = outer_cols[oi]
+            if mult:
+                out0[col] = (0.0 + a * (ia0 - ob[oi])) + b
+                out1[col] = 0.0 + a * ia1
+            else:
+                out0[col] = 0.0 + b
+    return np.array([out1, out0] if ko else [out0], dtype=float)
 
 
 def _value_small(f: Piecewise, xs: list[float], cols: list[list[float]], t: float) -> float:

@@ -65,7 +65,8 @@ def load_model(path: str | Path) -> Workflow:
     """Read and validate a model file."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as fh:  # (what Path.read_text does, without its layers)
+            text = fh.read()
     except OSError as err:
         raise ModelError(f"cannot read model: {err.strerror or err}", path=str(path)) from err
     return parse_model(text, source=str(path), fmt="json" if path.suffix.lower() == ".json" else "toml")

@@ -130,8 +130,8 @@ class _Fn:
 
     def __init__(self, f: PFunc):
         self.x = f.x.tolist()
-        self.c = f.c[::-1].T.tolist()  # per piece, ascending powers
-        self.n = f.n
+        self.n = n = len(self.x) - 1
+        self.c = f.c[::-1].T.tolist() if n else []  # per piece, ascending powers (a constant has none)
         self.left, self.end = f.left, f.end
 
     def index(self, t: float) -> int:
@@ -193,7 +193,12 @@ def compute_progress(
     seg_l: list[int] = []
     finish: float | None = None
     stalled: float | None = None
-    cap = 64 * (pd.n + sum(a.n for a in allocs) + sum(q.n for q in reqs) + 16)
+    cap = pd.n + 16
+    for a in allocs:
+        cap += a.n
+    for q in reqs:
+        cap += q.n
+    cap *= 64
 
     for _ in range(cap):
         # --- bring every piece pointer up to (t, p)

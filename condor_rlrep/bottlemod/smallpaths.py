@@ -158,6 +158,15 @@ def unpack(f) -> Unpacked:
     return f.x.tolist(), f.c.T.tolist() if f.x.size > 1 else [], float(f.left), float(f.end), f.c.shape[0] - 1
 
 
+def _combs(d: int) -> list[list[float]]:
+    """``C(m, j)`` as floats, indexed ``[j][m]``, for ``m, j <= d``."""
+    return [[float(math.comb(mm, j)) for mm in range(d + 1)] for j in range(d + 1)]
+
+
+_COMBS = [_combs(d) for d in range(8)]
+"""The binomial tables of the common degrees (read only)."""
+
+
 def recenter(f: Unpacked, at: list[float], k: int) -> list[list[float]]:
     """:func:`~.combine.recenter` point by point, as ``k + 1`` rows of
     ascending coefficients: ``acc = acc * h + C(m, j) * a_m`` from ``acc = 0.0``."""
@@ -165,7 +174,7 @@ def recenter(f: Unpacked, at: list[float], k: int) -> list[list[float]]:
     n = len(xs) - 1
     out = [[0.0] * len(at) for _ in range(k + 1)]
     first = out[0]
-    combs = [[float(math.comb(mm, j)) for mm in range(d + 1)] for j in range(d + 1)]
+    combs = _COMBS[d] if d < len(_COMBS) else _combs(d)
     for p, t in enumerate(at):
         i = bisect.bisect_right(xs, t) - 1
         if i < 0:
