@@ -142,6 +142,18 @@ def test_cli_error_is_one_line(tmp_path):
     assert "Traceback" not in proc.stderr and "tasks.a.max_progress" in proc.stderr
 
 
+@pytest.mark.parametrize("name", ["latin1.toml", "latin1.json"])
+def test_a_file_that_is_not_utf8_is_one_line_naming_its_line(tmp_path, name):
+    p = tmp_path / name
+    p.write_bytes("# model\n[tasks.a]\nname = 'caf\u00e9'\n".encode("latin-1"))
+    proc = subprocess.run([sys.executable, "-c", "from condor_rlrep.cli.main import main; main()",
+                           "bottlemod", "analyze", str(p)], capture_output=True, text=True)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr == f"condor-rlrep: error: {p}:3: not UTF-8 text: byte 0xe9 at offset 29\n"
+    with pytest.raises(ModelError, match="not UTF-8"):
+        load_model(p)
+
+
 def test_import_hygiene():
     code = (
         "import sys, condor_rlrep.bottlemod, condor_rlrep.cli.bottlemod_cmd\n"

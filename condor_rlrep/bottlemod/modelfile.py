@@ -69,7 +69,20 @@ def load_model(path: str | Path) -> Workflow:
             text = fh.read()
     except OSError as err:
         raise ModelError(f"cannot read model: {err.strerror or err}", path=str(path)) from err
+    except UnicodeDecodeError as err:
+        line = _raw_line_of(path, err.start)
+        raise ModelError(f"not UTF-8 text: byte 0x{err.object[err.start]:02x} at offset {err.start}",
+                         path=str(path), line=line) from None
     return parse_model(text, source=str(path), fmt="json" if path.suffix.lower() == ".json" else "toml")
+
+
+def _raw_line_of(path: Path, offset: int) -> int | None:
+    """The 1-based line of byte ``offset`` of ``path`` (None when it cannot be read again)."""
+    try:
+        with open(path, "rb") as fh:
+            return fh.read(offset).count(b"\n") + 1
+    except OSError:
+        return None
 
 
 def parse_model(text: str, source: str | None = None, fmt: str = "toml") -> Workflow:
