@@ -31,6 +31,14 @@ _STYLE = ("body{font-family:sans-serif;max-width:80em;margin:auto;padding:0 1em}
           "td{text-align:right}td:first-child,td:nth-child(2){text-align:left}th{background:#eee}")
 
 
+def _machine_list(machines: list[str], shown: int = 6) -> str:
+    """The slots' machines, or the first few of them when there are many
+    (a list of hundreds of names buries the report's first paragraph)."""
+    if len(machines) <= shown:
+        return ", ".join(machines)
+    return f"{', '.join(machines[:shown])} … {machines[-1]} (every one in plan.json)"
+
+
 def _pct(value: float) -> str:
     return "–" if value is None or math.isnan(value) else f"{100 * value:.1f} %"
 
@@ -45,7 +53,7 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
     doc.p(f"Trace {plan.source}: window of {plan.window_seconds / 3600:g} h from {plan.window_start / 3600:g} h "
           f"after its start, compressed ×{plan.compression:g} into {plan.window_seconds / plan.compression:.0f} s "
           f"(+ {plan.drain_seconds:.0f} s without owners for the last workflows); {plan.slots} slots standing for "
-          f"{', '.join(plan.machines)}; {sum(len(s) for s in plan.sessions)} owner sessions; "
+          f"{_machine_list(plan.machines)}; {sum(len(s) for s in plan.sessions)} owner sessions; "
           + (f"{len(plan.arrivals)} Figure-1 workflows of {plan.task_seconds:g} s tasks" if plan.workflow == "figure1"
              else f"{len(plan.arrivals)} {plan.workflow} workflows (critical path {plan.shape()[0]:.0f} s)")
           + " at the trace's arrival times; "
