@@ -368,9 +368,7 @@ def _compose_lines(outer: Piecewise, inner: Piecewise, rows: list[list[float]], 
         else:
             out0.append(0.0)
             sel.append((col, oi, ia0, ia1))
-    if not sel:
-        pass
-    elif ko == 0:
+    if ko == 0:
         for col, oi, _, _ in sel:
             out0[col] = outer_cols[oi][0]
     else:

@@ -263,12 +263,7 @@ class ClusterEvents:
                     evictions += 1
                     if start is not None:
                         provisional.add(proc)
-                if start is not None:
-                    end = at if at > start else start
-                    if last_end is None or end > last_end:
-                        last_end = end
-                continue
-            if kind == EXECUTE:
+            elif kind == EXECUTE:
                 states[proc] = "running"
                 procs.add(proc)
                 unmark(proc)
