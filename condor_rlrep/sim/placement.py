@@ -102,7 +102,10 @@ class IdleClock:
 
     def longest_idle(self, free: Sequence[int], now: float, count: int) -> tuple[np.ndarray, np.ndarray]:
         """Up to ``count`` of the ``free`` machines, longest idle first, and
-        their idle seconds. Equal idle times keep the order of ``free``."""
+        their idle seconds. Equal idle times keep the order of ``free``,
+        except which of them make the count when they straddle its last
+        place: numpy's ``argpartition`` picks those, and its choice among
+        equal keys differs with the CPU's SIMD level (docs/simulator.md §6)."""
         if count <= 0 or not len(free):
             return np.zeros(0, dtype=np.int64), np.zeros(0)
         ids = np.asarray(free, dtype=np.int64)
