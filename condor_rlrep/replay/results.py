@@ -274,7 +274,7 @@ def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negot
                   dagman_latency: float = 0.0, slot_turnaround: float = 0.0, side: str = "simulated",
                   machine_choice: str = "random", latency_samples: tuple[float, ...] = (),
                   start_samples: tuple[float, ...] = (), latency_workflows: tuple[Any, ...] = (),
-                  latency_neighbours: int = 2, grid: tuple[float, ...] = P_GRID) -> Row:
+                  latency_neighbours: int = 1, grid: tuple[float, ...] = P_GRID) -> Row:
     from condor_rlrep.replay.plan import compressed_policy
     from condor_rlrep.sim.config import SimConfig
     from condor_rlrep.sim.run import simulate

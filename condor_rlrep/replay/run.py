@@ -54,7 +54,7 @@ class ReplaySettings:
     """The simulated row's slot turnaround after a removal (s); None: as measured on the policy's live run."""
     rescore: bool = False
     """Recompute the rows of policies already replayed from their kept files (no pool is started)."""
-    latency_neighbours: int = 2
+    latency_neighbours: int = 1
     """The modelled row's ``SimConfig.latency_neighbours``: each simulated workflow takes the per-node delays
     of one of this many live workflows nearest to it in arrival."""
 

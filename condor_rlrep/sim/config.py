@@ -62,7 +62,7 @@ class SimConfig:
     periods (a busy startd, slots short), so a workflow's delays belong
     together and to their time; drawn each on its own they spread the
     slow tail over every workflow. Not with ``dagman_latency_samples``."""
-    latency_neighbours: int = 2
+    latency_neighbours: int = 1
     """How many measured workflows nearest in arrival a simulated workflow draws its delays from (≥ 1)."""
     slot_turnaround: float = 0.0
     """Seconds a machine freed by removing a job (a losing replica) waits

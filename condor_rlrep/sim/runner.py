@@ -64,7 +64,7 @@ class WorkflowRunner:
         start_samples: Sequence[float] = (),
         latency_rng: np.random.Generator | None = None,
         latency_workflows: Sequence[tuple[float, Sequence[tuple[str, float, float, float]]]] = (),
-        latency_neighbours: int = 2,
+        latency_neighbours: int = 1,
     ):
         self.templates = list(templates)
         self.dagman_latency = float(dagman_latency)
