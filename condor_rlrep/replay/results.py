@@ -36,6 +36,10 @@ it at every level. The modelled row also places jobs as the negotiator
 does (``slot-order``, the lowest free slot first): live, jobs ran almost
 only on the low-numbered slots and met a third more owner evictions than
 the simulator's random placement gives; slot order gives the live count.
+The live row also keeps, per workflow, each node's turn + start, start and
+*run excess* (its winning run's execute → terminate beyond its task's
+seconds: ``node_delays``), which the modelled row replays workflow by
+workflow (:func:`~condor_rlrep.replay.run.latency_workflows`).
 """
 
 from __future__ import annotations
