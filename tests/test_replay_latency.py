@@ -274,6 +274,7 @@ def test_the_modelled_row_replays_each_live_workflows_node_delays():
     assert sim.extra["config"]["latency_neighbours"] == 1 and "dagman_latency_samples" not in sim.extra["config"]
     assert sim.extra["latency_workflows"] == 1 and sim.extra["run_excess_s"] == 1.0
     assert sim.extra["dagman_latency_s"] == 5.5 and sim.extra["start_excess_s"] == 0.0
+    assert sim.extra["start_wait_mean_s"] is None  # finish − submit − 10 s would count the run excess as a wait
     assert latency_workflows(live) == ((0.0, tuple((n, 5.5, 3.0, 1.0) for n in "ABCDEFGH")),)
     # a given latency is the whole latency, as before: the delays are not used
     settings.dagman_latency = 1.0

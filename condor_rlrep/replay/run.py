@@ -211,6 +211,8 @@ def _replayed_delays_row(policy: str, plan: ReplayPlan, settings: ReplaySettings
     sim.extra["start_excess_s"] = 0.0
     sim.extra["run_excess_s"] = sum(n[3] for n in nodes) / len(nodes)
     sim.extra["negotiation_interval_s"] = 0.0
+    # finish − submit − task seconds would hold each run's excess too: not the simulated start wait
+    sim.extra["start_wait_mean_s"] = None
     sim.extra["slot_turnaround_s"] = turnaround or 0.0
     sim.extra["slot_turnaround_from"] = "given" if settings.slot_turnaround is not None else "measured live"
     return sim
