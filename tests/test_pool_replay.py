@@ -69,13 +69,19 @@ def test_replay_evicts_through_the_startd_and_agrees_with_the_simulator(pool: Po
         # DAGMan's per-level latency measured on the live run is the simulated row's (seconds, not zero)
         measured = live["extra"]["dagman_latency"]
         assert measured["nodes"] == 16 and 0.5 < measured["mean_s"] < 30, measured
-        # the modelled row: the measured turn plus the start excess, drawn per task from the live nodes'
-        # own turn + start, and the negotiator's slot order
+        # the modelled row: each simulated workflow replays the live workflow's own per-node delays
+        # (turn + start, its start part, the winner's run excess), jobs matched at once, in slot order
         assert sim["extra"]["turn_s"] == pytest.approx(measured["mean_s"])
-        excess = sim["extra"]["start_excess_s"]
-        assert excess >= 0 and sim["extra"]["dagman_latency_s"] == pytest.approx(measured["mean_s"] + excess)
-        assert sim["extra"]["config"]["dagman_latency"] == pytest.approx(measured["mean_s"] + excess)
-        assert len(sim["extra"]["config"]["dagman_latency_samples"]) == len(measured["turn_plus_start"]) == 16
+        delays = live["extra"]["node_delays"]
+        nodes = [node for _, entry in delays for node in entry]
+        assert len(delays) == 2 and len(nodes) == len(measured["turn_plus_start"]) == 16
+        assert sorted(n[1] for n in nodes) == pytest.approx(sorted(max(0.0, v) for v in measured["turn_plus_start"]),
+                                                            abs=1e-3)
+        assert all(0 <= n[2] <= n[1] and n[3] >= 0 for n in nodes)
+        assert sim["extra"]["config"]["latency_workflows"] == delays
+        assert sim["extra"]["config"]["negotiation_interval"] == 0.0 and sim["extra"]["start_excess_s"] == 0.0
+        assert sim["extra"]["dagman_latency_s"] == pytest.approx(sum(n[1] for n in nodes) / 16)
+        assert "dagman_latency_samples" not in sim["extra"]["config"]
         assert sim["extra"]["config"]["machine_choice"] == "slot-order"
         assert bare["extra"]["config"]["machine_choice"] == "random"
         assert "dagman_latency" not in bare["extra"]["config"]

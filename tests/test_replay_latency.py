@@ -11,8 +11,8 @@ import pytest
 
 from condor_rlrep.replay.causes import gap_causes, noise_points
 from condor_rlrep.replay.plan import ReplayPlan, compressed_policy
-from condor_rlrep.replay.results import NO_LATENCY, Row, _latency_summary, _ready_waits, measure_latency
-from condor_rlrep.replay.run import ReplaySettings, simulated_rows, start_samples
+from condor_rlrep.replay.results import NO_LATENCY, Row, _latency_summary, _node_delays, _ready_waits, measure_latency
+from condor_rlrep.replay.run import ReplaySettings, latency_workflows, simulated_rows, start_samples
 
 
 def test_compressed_policy_scales_only_a_model_prior():
@@ -233,3 +233,50 @@ def test_the_modelled_row_decides_before_the_live_start_wait():
     del live.extra["dagman_latency"]["start_of_turn_plus_start"]
     sim, _ = simulated_rows("single", _plan(), settings, live)
     assert "dagman_start_samples" not in sim.extra["config"] and not sim.extra["decided_before_start"]
+
+
+def test_node_delays_pair_each_nodes_latency_with_its_winners_run_excess():
+    # roots of a workflow arriving at 100.2: A submitted at the stamp 102 (turn 2.3 s), first run 104 (start
+    # 2 s) evicted, its rerun won 120 → 133 (a 10-s task: 3 s excess); B at 102 (2.3 s), runs 105 → 115 (the
+    # excess 0), a loser of B 105 → 110; C at 99 — its floored stamp before the arrival: turn −0.7 s, start
+    # 1 s, latency cut to 0 — and no winner (still running): left out
+    nodes = [_node("A", 102, 133), _node("B", 102, 115), _node("C", 99, None)]
+    bar = lambda node, start, end, winner: SimpleNamespace(node=node, cluster=1, start=start, end=end,  # noqa: E731
+                                                           winner=winner)
+    bars = [bar("A", 104, 110, False), bar("A", 120, 133, True), bar("B", 105, 115, True),
+            bar("B", 105, 110, False), bar("C", 100, None, False)]
+    report = SimpleNamespace(nodes=nodes, bars=bars)
+    named: list = []
+    _ready_waits(report, 100.2, None, named)
+    assert [(n, round(lat, 6), s) for n, lat, s in named] == [("A", 4.3, 2), ("B", 5.3, 3), ("C", 0.3, 1)]
+    assert _node_delays(report, named, {"A": 10.0, "B": 10.0, "C": 10.0}) == [["A", 4.3, 2, 3.0],
+                                                                                ["B", 5.3, 3, 0.0]]
+    # a latency below 0 is cut to 0 and its start part with it
+    assert _node_delays(report, [("B", -0.5, 1.0)], {"B": 10.0}) == [["B", 0.0, 0.0, 0.0]]
+
+
+def test_the_modelled_row_replays_each_live_workflows_node_delays():
+    # the live workflow's every node: turn 2.5 s + start 3 s, its winner 1 s longer than the 10-s task. The
+    # simulated workflow takes them node for node and matches at once (the live start holds the match):
+    # each of the 4 levels takes 5.5 + 10 + 1 s → makespan 66 s, p(W) = 26 / 40
+    delays = [[0.0, [[n, 5.5, 3.0, 1.0] for n in "ABCDEFGH"]]]
+    live = Row(policy="single", side="live", workflows=1, completed=1, within={}, p=[0.6], tasks=8, replicas=8,
+               evictions=0, good_kwh=0.0, bad_kwh=0.0,
+               extra={"dagman_latency": {"mean_s": 2.5, "start_mean_s": 3.0, "nodes": 8,
+                                         "turn_plus_start": [5.5] * 8, "start_of_turn_plus_start": [3.0] * 8},
+                      "node_delays": delays})
+    settings = ReplaySettings(policies=["single"], phi=0.1, seed=0, negotiation_interval=2.0, release=None)  # type: ignore[arg-type]
+    sim, bare = simulated_rows("single", _plan(), settings, live)
+    assert sim.p == [pytest.approx(26 / 40)]
+    assert sim.extra["config"]["negotiation_interval"] == 0.0 and bare.extra["config"]["negotiation_interval"] == 2.0
+    assert sim.extra["config"]["latency_workflows"] == [[0.0, [["A", 5.5, 3.0, 1.0]] + [[n, 5.5, 3.0, 1.0]
+                                                                                         for n in "BCDEFGH"]]]
+    assert sim.extra["config"]["latency_neighbours"] == 1 and "dagman_latency_samples" not in sim.extra["config"]
+    assert sim.extra["latency_workflows"] == 1 and sim.extra["run_excess_s"] == 1.0
+    assert sim.extra["dagman_latency_s"] == 5.5 and sim.extra["start_excess_s"] == 0.0
+    assert sim.extra["start_wait_mean_s"] is None  # finish − submit − 10 s would count the run excess as a wait
+    assert latency_workflows(live) == ((0.0, tuple((n, 5.5, 3.0, 1.0) for n in "ABCDEFGH")),)
+    # a given latency is the whole latency, as before: the delays are not used
+    settings.dagman_latency = 1.0
+    sim, _ = simulated_rows("single", _plan(), settings, live)
+    assert "latency_workflows" not in sim.extra["config"] and sim.extra["config"]["dagman_latency"] == 1.0

@@ -89,16 +89,25 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
     critical_path, levels, _ = plan.shape()
     causes = causes_json(rows, critical_path, levels)
     doc.h(2, "Why they differ")
-    parts: list = ["DAGMan's per-level latency, measured live: the turn — seconds from a node becoming ready (its "
-                   "last parent's end, or the workflow's arrival) to its job's submission: log scan, POST, PRE, "
-                   "submit — and the start — from submission to the first execution: negotiation, claim, shadow "
-                   "and starter (a wait for a busy slot included). The simulated row delays each task by one live "
-                   "node's turn plus its start in excess of the simulator's own start (which is only a wait for a "
-                   "negotiation tick and a free slot), drawn at random — their mean is the latency below, unless it "
-                   "is given — and "
-                   "decides before that start part, as the PRE hook does; it places jobs on the lowest free slot, "
-                   "as HTCondor's default negotiator order does; the row without latency is the paper's simulator "
-                   "(random placement). Per policy: "]
+    replayed = any(r.extra.get("latency_workflows") for pair in rows.values() for r in pair if r.side == "simulated")
+    head = ("DAGMan's per-level latency, measured live: the turn — seconds from a node becoming ready (its "
+            "last parent's end, or the workflow's arrival) to its job's submission: log scan, POST, PRE, "
+            "submit — and the start — from submission to the first execution: negotiation, claim, shadow "
+            "and starter (a wait for a busy slot included). ")
+    if replayed:
+        model = ("Live, slow nodes come in periods (slots short, a busy startd), so the simulated row gives each "
+                 "workflow the delays of the live workflow that arrived nearest to it, node for node: its turn plus "
+                 "its start — their mean is the latency below — decided before the start part, as the PRE hook "
+                 "does, each replica running its node's run excess (execute to terminate beyond the task's "
+                 "seconds) longer, and jobs matched as soon as a slot is free (the live start already holds the "
+                 "wait for the match); ")
+    else:
+        model = ("The simulated row delays each task by one live node's turn plus its start in excess of the "
+                 "simulator's own start (which is only a wait for a negotiation tick and a free slot), drawn at "
+                 "random — their mean is the latency below, unless it is given — and decides before that start "
+                 "part, as the PRE hook does; ")
+    parts: list = [head + model + "it places jobs on the lowest free slot, as HTCondor's default negotiator order "
+                   "does; the row without latency is the paper's simulator (random placement). Per policy: "]
     for index, (policy, pair) in enumerate(rows.items()):
         sim = next((r for r in pair if r.side == "simulated"), None)
         live = next((r for r in pair if r.side == "live"), None)
@@ -115,7 +124,9 @@ def write_report(out: Path, plan: ReplayPlan, rows: dict[str, list[Row]], settin
                      + (f"; simulated latency {sim.extra.get('dagman_latency_s', 0.0):.2f} s "
                         f"({sim.extra.get('dagman_latency_from', 'given')}"
                         + (f": turn {sim.extra['turn_s']:.2f} s + start excess {sim.extra['start_excess_s']:.2f} s"
-                           if sim.extra.get("start_excess_s") else "") + ")" if sim is not None else "")
+                           if sim.extra.get("start_excess_s") else "")
+                        + (f", run excess {sim.extra['run_excess_s']:.2f} s" if sim.extra.get("run_excess_s") else "")
+                        + ")" if sim is not None else "")
                      + (f", simulated start mean {sim.extra['start_wait_mean_s']:.1f} s"
                         if sim is not None and sim.extra.get("start_wait_mean_s") is not None else "")
                      + _turnaround_text(live, sim))

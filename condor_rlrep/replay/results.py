@@ -36,6 +36,10 @@ it at every level. The modelled row also places jobs as the negotiator
 does (``slot-order``, the lowest free slot first): live, jobs ran almost
 only on the low-numbered slots and met a third more owner evictions than
 the simulator's random placement gives; slot order gives the live count.
+The live row also keeps, per workflow, each node's turn + start, start and
+*run excess* (its winning run's execute → terminate beyond its task's
+seconds: ``node_delays``), which the modelled row replays workflow by
+workflow (:func:`~condor_rlrep.replay.run.latency_workflows`).
 """
 
 from __future__ import annotations
@@ -109,7 +113,9 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
     starts: list[float] = []
     levels: list[float] = []
     level_starts: list[float] = []
+    node_delays: list[list[Any]] = []
     edges = plan.shape()[2]
+    runtimes = {name: float(node.runtime or 0.0) for name, node in plan.dag_workflow().nodes.items()}
     for entry in record["dags"]:
         dag = Path(entry["dag"])
         try:
@@ -129,7 +135,11 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
         ps.append(p)
         p_report.append(None if report is None else report.p_w)
         if report is not None:
-            turns, begins, both, both_starts = _ready_waits(report, origin + float(entry["submitted"]), edges)
+            named: list[tuple[str, float, float]] = []
+            turns, begins, both, both_starts = _ready_waits(report, origin + float(entry["submitted"]), edges, named)
+            delays = _node_delays(report, named, runtimes)
+            if delays:
+                node_delays.append([float(entry.get("arrival", entry["submitted"])), delays])
             waits.extend(turns)
             starts.extend(begins)
             levels.extend(both)
@@ -154,15 +164,18 @@ def live_row(policy: str, plan: ReplayPlan, record: dict[str, Any], grid: tuple[
                       "dagman_latency": dict(_latency_summary(waits, starts),
                                              turn_plus_start=[round(v, 3) for v in levels],
                                              start_of_turn_plus_start=[round(v, 3) for v in level_starts]),
+                      "node_delays": node_delays,
                       "slot_turnaround": measure_turnaround([Path(e["dag"]) for e in record["dags"]], plan, origin)})
 
 
-def _ready_waits(report: Any, arrival: float,
-                 edges: Any = None) -> tuple[list[float], list[float], list[float], list[float]]:
+def _ready_waits(report: Any, arrival: float, edges: Any = None,
+                 named: list[tuple[str, float, float]] | None = None,
+                 ) -> tuple[list[float], list[float], list[float], list[float]]:
     """Per node: seconds from becoming ready to its first submission, and
     from that submission to its first execution (module docstring); and,
     for the nodes where both are known, their sum and (same order) the
-    start; ``edges`` of the workflow (default: Figure 1's)."""
+    start; ``edges`` of the workflow (default: Figure 1's). ``named``, when
+    given, gets ``(node, sum, start)`` of those nodes too."""
     from condor_rlrep.sim.workflows import FIGURE1_EDGES
 
     if edges is None:
@@ -201,7 +214,32 @@ def _ready_waits(report: Any, arrival: float,
             if start is not None:
                 both.append(turn + start)
                 both_starts.append(start)
+                if named is not None:
+                    named.append((name, turn + start, start))
     return turns, starts, both, both_starts
+
+
+def _node_delays(report: Any, named: list[tuple[str, float, float]],
+                 runtimes: dict[str, float]) -> list[list[Any]]:
+    """``[node, latency, after, run excess]`` of the nodes of ``named``
+    (``(node, turn + start, start)``) whose winning run is known: the run
+    excess is how much longer that run took (execute to terminate) than
+    its task's seconds, ≥ 0 (whole-second stamps: an integral task never
+    shows less). What :attr:`SimConfig.latency_workflows` takes per node."""
+    first_cluster: dict[str, Any] = {}
+    for node in report.nodes:
+        first_cluster.setdefault(node.node, node.cluster)
+    won: dict[str, float] = {}
+    for bar in getattr(report, "bars", ()):
+        if bar.winner and bar.end is not None and first_cluster.get(bar.node) in (None, bar.cluster):
+            won.setdefault(bar.node, bar.end - bar.start)
+    out = []
+    for name, latency, start in named:
+        if name in won:
+            latency = round(max(0.0, latency), 3)  # a root's floored stamp can put it a fraction before its arrival
+            out.append([name, latency, min(latency, round(max(0.0, start), 3)),
+                        round(max(0.0, won[name] - runtimes.get(name, 0.0)), 3)])
+    return out
 
 
 def _median(values: list[float]) -> float:
@@ -239,8 +277,8 @@ def sim_policy(policy: str) -> str:
 def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negotiation_interval: float,
                   dagman_latency: float = 0.0, slot_turnaround: float = 0.0, side: str = "simulated",
                   machine_choice: str = "random", latency_samples: tuple[float, ...] = (),
-                  start_samples: tuple[float, ...] = (),
-                  grid: tuple[float, ...] = P_GRID) -> Row:
+                  start_samples: tuple[float, ...] = (), latency_workflows: tuple[Any, ...] = (),
+                  latency_neighbours: int = 1, grid: tuple[float, ...] = P_GRID) -> Row:
     from condor_rlrep.replay.plan import compressed_policy
     from condor_rlrep.sim.config import SimConfig
     from condor_rlrep.sim.run import simulate
@@ -254,6 +292,7 @@ def simulated_row(policy: str, plan: ReplayPlan, *, phi: float, seed: int, negot
                        policy=sim_policy(compressed_policy(policy, plan.compression)), phi=phi, seed=seed,
                        negotiation_interval=negotiation_interval, dagman_latency=dagman_latency,
                        dagman_latency_samples=latency_samples, dagman_start_samples=start_samples,
+                       latency_workflows=latency_workflows, latency_neighbours=latency_neighbours,
                        slot_turnaround=slot_turnaround, machine_choice=machine_choice, reboot_hour=None,
                        **extra)
     result = simulate(plan.trace(), config)

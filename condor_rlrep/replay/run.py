@@ -28,7 +28,8 @@ from condor_rlrep.replay.plan import ReplayPlan
 from condor_rlrep.replay.results import (NO_LATENCY, Row, live_row, measure_latency, measured_turnaround,
                                          simulated_row)
 
-__all__ = ["ReplaySettings", "run_replay", "load_rows", "simulated_rows", "start_excess", "latency_samples", "PLAN", "ROWS"]
+__all__ = ["ReplaySettings", "run_replay", "load_rows", "simulated_rows", "start_excess", "latency_samples",
+           "latency_workflows", "PLAN", "ROWS"]
 
 PLAN = "plan.json"
 ROWS = "rows.json"
@@ -53,6 +54,9 @@ class ReplaySettings:
     """The simulated row's slot turnaround after a removal (s); None: as measured on the policy's live run."""
     rescore: bool = False
     """Recompute the rows of policies already replayed from their kept files (no pool is started)."""
+    latency_neighbours: int = 1
+    """The modelled row's ``SimConfig.latency_neighbours``: each simulated workflow takes the per-node delays
+    of one of this many live workflows nearest to it in arrival."""
 
 
 def _same_plan(out: Path, plan: ReplayPlan) -> ReplayPlan:
@@ -152,8 +156,22 @@ def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live
     The excess is added to the latency (it delays every task's run as the
     turn does) unless the latency is given; where the live row kept each
     node's turn and start, every simulated task's latency is drawn from
-    them instead (:func:`latency_samples`), with the same mean."""
+    them instead (:func:`latency_samples`), with the same mean.
+
+    Where the live row kept each workflow's per-node delays (turn + start,
+    start, run excess: :func:`latency_workflows`), the modelled row takes
+    those instead: each simulated workflow the delays of a live workflow
+    that arrived about when it did (``SimConfig.latency_workflows``), node
+    for node, each replica running its node's run excess longer, and jobs
+    matched as soon as a slot is free (no negotiation tick: the live start
+    already holds the wait for the match, and the simulator's own wait on
+    top would count it twice)."""
     measured = settings.dagman_latency is None
+    workflows = latency_workflows(live) if measured else ()
+    if workflows:
+        return [_replayed_delays_row(policy, plan, settings, live, workflows),
+                simulated_row(policy, plan, side=NO_LATENCY, phi=settings.phi, seed=settings.seed,
+                              negotiation_interval=settings.negotiation_interval)]
     latency = (measure_latency(live) if measured else settings.dagman_latency) or 0.0
     turnaround = settings.slot_turnaround if settings.slot_turnaround is not None else measured_turnaround(live)
     common = {"phi": settings.phi, "seed": settings.seed, "negotiation_interval": settings.negotiation_interval}
@@ -174,6 +192,41 @@ def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live
     sim.extra["slot_turnaround_s"] = turnaround or 0.0
     sim.extra["slot_turnaround_from"] = "given" if settings.slot_turnaround is not None else "measured live"
     return [sim, simulated_row(policy, plan, side=NO_LATENCY, **common)]
+
+
+def _replayed_delays_row(policy: str, plan: ReplayPlan, settings: ReplaySettings, live: Row,
+                         workflows: tuple[Any, ...]) -> Row:
+    turnaround = settings.slot_turnaround if settings.slot_turnaround is not None else measured_turnaround(live)
+    sim = simulated_row(policy, plan, phi=settings.phi, seed=settings.seed, negotiation_interval=0.0,
+                        slot_turnaround=turnaround or 0.0, machine_choice="slot-order",
+                        latency_workflows=workflows, latency_neighbours=settings.latency_neighbours)
+    nodes = [node for _, entry in workflows for node in entry]
+    sim.extra["latency_model"] = f"live workflows' delays, {settings.latency_neighbours} nearest in arrival"
+    sim.extra["latency_workflows"] = len(workflows)
+    sim.extra["latency_samples"] = len(nodes)
+    sim.extra["decided_before_start"] = True
+    sim.extra["dagman_latency_s"] = sum(n[1] for n in nodes) / len(nodes)
+    sim.extra["dagman_latency_from"] = "measured live"
+    sim.extra["turn_s"] = measure_latency(live) or 0.0
+    sim.extra["start_excess_s"] = 0.0
+    sim.extra["run_excess_s"] = sum(n[3] for n in nodes) / len(nodes)
+    sim.extra["negotiation_interval_s"] = 0.0
+    # finish − submit − task seconds would hold each run's excess too: not the simulated start wait
+    sim.extra["start_wait_mean_s"] = None
+    sim.extra["slot_turnaround_s"] = turnaround or 0.0
+    sim.extra["slot_turnaround_from"] = "given" if settings.slot_turnaround is not None else "measured live"
+    return sim
+
+
+def latency_workflows(live: Row) -> tuple[tuple[float, tuple[tuple[str, float, float, float], ...]], ...]:
+    """Per live workflow with measured nodes: its arrival (the plan's,
+    seconds of the replay = the simulator's clock) and per node ``(name,
+    turn + start, start, run excess)`` — ``SimConfig.latency_workflows``.
+    Empty for a live row rescored before the delays were kept."""
+    kept = live.extra.get("node_delays") or []
+    return tuple((float(arrival), tuple((str(n), float(lat), float(after), float(excess))
+                                        for n, lat, after, excess in nodes))
+                 for arrival, nodes in kept if nodes)
 
 
 def latency_samples(live: Row, sim: Row) -> tuple[float, ...]:

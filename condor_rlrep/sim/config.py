@@ -48,6 +48,22 @@ class SimConfig:
     decision: live, the PRE hook decides, and the replicas then wait to be
     matched and started. The task's φ′ is taken that much before its
     submission. Empty: the decision is at submission, as before."""
+    latency_workflows: tuple[tuple[float, tuple[tuple[str, float, float, float], ...]], ...] = ()
+    """Per-node delays measured on live workflows, one entry per workflow:
+    its arrival (seconds on the trace's clock) and, per node, ``(name,
+    latency, after, run_excess)``: the node's DAGMan latency (ready to
+    start of its first run), the part of it after the decision (as
+    ``dagman_start_samples``), and how many seconds longer than its task
+    its winning run took. When given, every simulated workflow takes the
+    delays of one of these — drawn among the ``latency_neighbours`` that
+    arrived nearest to it — node for node (a node the measured workflow
+    lacks takes one of its other nodes' at random), and every replica of
+    a task runs its run excess longer: live, slow latencies come in
+    periods (a busy startd, slots short), so a workflow's delays belong
+    together and to their time; drawn each on its own they spread the
+    slow tail over every workflow. Not with ``dagman_latency_samples``."""
+    latency_neighbours: int = 1
+    """How many measured workflows nearest in arrival a simulated workflow draws its delays from (≥ 1)."""
     slot_turnaround: float = 0.0
     """Seconds a machine freed by removing a job (a losing replica) waits
     before it is matched again (docs/simulator.md). 0: at once."""
@@ -88,6 +104,10 @@ class SimConfig:
                        for v, t in zip(self.dagman_start_samples, self.dagman_latency_samples)):
                 raise InputError("each DAGMan start sample must be a number of seconds between 0 and its "
                                  "latency sample")
+        if self.latency_workflows:
+            _check_latency_workflows(self.latency_workflows, self.latency_neighbours)
+            if self.dagman_latency_samples:
+                raise InputError("give either DAGMan latency samples or measured latency workflows, not both")
         if not (math.isfinite(self.slot_turnaround) and self.slot_turnaround >= 0):
             raise InputError(f"slot turnaround must be a finite number of seconds >= 0, got {self.slot_turnaround!r}")
         if self.days is not None and not self.days > 0:
@@ -114,6 +134,12 @@ class SimConfig:
             del data["dagman_latency_samples"]
         else:
             data["dagman_latency_samples"] = list(self.dagman_latency_samples)
+        if not self.latency_workflows:
+            # off: the run records what it recorded before the knob existed
+            del data["latency_workflows"], data["latency_neighbours"]
+        else:
+            data["latency_workflows"] = [[arrival, [list(node) for node in nodes]]
+                                         for arrival, nodes in self.latency_workflows]
         if not self.dagman_start_samples:
             del data["dagman_start_samples"]
         else:
@@ -121,3 +147,20 @@ class SimConfig:
         data["workflows"] = list(self.workflows)
         data["p_grid"] = list(self.p_grid)
         return data
+
+
+def _check_latency_workflows(workflows: Any, neighbours: Any) -> None:
+    if isinstance(neighbours, bool) or not isinstance(neighbours, int) or neighbours < 1:
+        raise InputError(f"latency neighbours must be a whole number >= 1, got {neighbours!r}")
+    for k, (arrival, nodes) in enumerate(workflows):
+        if not math.isfinite(arrival):
+            raise InputError(f"measured latency workflow {k}: arrival must be a finite number of seconds, "
+                             f"got {arrival!r}")
+        if not nodes:
+            raise InputError(f"measured latency workflow {k}: no node")
+        for name, latency, after, excess in nodes:
+            if not (math.isfinite(latency) and latency >= 0 and math.isfinite(after) and 0 <= after <= latency
+                    and math.isfinite(excess) and excess >= 0):
+                raise InputError(f"measured latency workflow {k}, node {name!r}: latency {latency!r} s must be "
+                                 f">= 0, its part after the decision {after!r} s between 0 and it, and the run "
+                                 f"excess {excess!r} s >= 0")

@@ -117,7 +117,9 @@ def simulate(
         failure_reward=config.failure_reward, dagman_latency=config.dagman_latency,
         latency_samples=config.dagman_latency_samples, start_samples=config.dagman_start_samples,
         # a fourth stream, spawned only when used: the first three stay those of every earlier run
-        latency_rng=np.random.default_rng(seq.spawn(1)[0]) if config.dagman_latency_samples else None,
+        latency_rng=(np.random.default_rng(seq.spawn(1)[0])
+                     if config.dagman_latency_samples or config.latency_workflows else None),
+        latency_workflows=config.latency_workflows, latency_neighbours=config.latency_neighbours,
     )
     engine = Engine(
         trace,

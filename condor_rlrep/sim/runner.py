@@ -63,6 +63,8 @@ class WorkflowRunner:
         latency_samples: Sequence[float] = (),
         start_samples: Sequence[float] = (),
         latency_rng: np.random.Generator | None = None,
+        latency_workflows: Sequence[tuple[float, Sequence[tuple[str, float, float, float]]]] = (),
+        latency_neighbours: int = 1,
     ):
         self.templates = list(templates)
         self.dagman_latency = float(dagman_latency)
@@ -78,6 +80,15 @@ class WorkflowRunner:
         self._latency_rng = latency_rng
         if self._latency_samples and latency_rng is None:
             raise ValueError("latency samples need a random generator")
+        self._measured = [{str(n): (float(lat), float(after), float(excess)) for n, lat, after, excess in nodes}
+                          for _, nodes in latency_workflows]
+        """Per measured workflow: node → (latency, part after the decision, run excess) (SimConfig.latency_workflows)."""
+        self._measured_arrival = np.asarray([float(a) for a, _ in latency_workflows], dtype=np.float64)
+        self._neighbours = int(latency_neighbours)
+        if self._measured and latency_rng is None:
+            raise ValueError("measured latency workflows need a random generator")
+        self._wf_delays: list[list[tuple[float, float, float]]] = []
+        """Per workflow instance (with measured workflows): each task's (latency, after, run excess)."""
         self.which = which
         self.policy = policy
         self.power = power
@@ -186,6 +197,8 @@ class WorkflowRunner:
         self._wf_tpl.append(tpl)
         self._wf_left.append(len(tpl.tasks))
         self._wf_pending.append(list(tpl.n_parents))
+        if self._measured:
+            self._wf_delays.append(self._measured_delays(tpl, now))
         for i in tpl.roots:
             self._ready(w, i, now)
 
@@ -235,6 +248,8 @@ class WorkflowRunner:
         if a.__class__ is not int or not 1 <= a <= self._machines:
             a = max(1, min(int(a), self._machines))
         runtime = tpl.runtime[i]
+        if self._measured:
+            runtime += self._wf_delays[w][i][2]  # the run excess: live, a run takes longer than its task
         machine = None
         if self.oracle:
             machine, blocked_by_reboot = self._oracle_machine(now, runtime)
@@ -340,6 +355,14 @@ class WorkflowRunner:
         """Task ``i`` of workflow ``w`` may run: submit it now, or after
         DAGMan's latency (decided then too, as the PRE hook runs then; or,
         with start samples, that much before the submission)."""
+        if self._measured:
+            latency, after, _excess = self._wf_delays[w][i]
+            decided = now + latency - after
+            if latency > 0:
+                self.engine.call_at(now + latency, lambda t: self._submit_task(w, i, t, decided))
+            else:
+                self._submit_task(w, i, now, decided)
+            return
         samples = self._latency_samples
         if samples:
             drawn = int(self._latency_rng.random() * len(samples))  # type: ignore[union-attr]
@@ -354,6 +377,21 @@ class WorkflowRunner:
             self.engine.call_at(now + latency, lambda t: self._submit_task(w, i, t))
         else:
             self._submit_task(w, i, now)
+
+    def _measured_delays(self, tpl: WorkflowTemplate, now: float) -> list[tuple[float, float, float]]:
+        """Each task's delays for a workflow arriving ``now``: those of one
+        measured workflow drawn among the ``latency_neighbours`` that arrived
+        nearest to ``now`` (ties in a random order: a burst of arrivals
+        shares them alike), node for node; a node it lacks takes one of its
+        other nodes' at random."""
+        rng = self._latency_rng
+        order = rng.permutation(len(self._measured))  # type: ignore[union-attr]
+        order = order[np.argsort(np.abs(self._measured_arrival[order] - now), kind="stable")]
+        near = order[: self._neighbours]
+        nodes = self._measured[int(near[int(rng.random() * len(near))])]  # type: ignore[union-attr]
+        others = list(nodes.values())
+        return [nodes[name] if name in nodes else others[int(rng.random() * len(others))]  # type: ignore[union-attr]
+                for name in tpl.tasks]
 
     def close(self, now: float) -> None:
         """End of the run: judge the tasks still open (no reward is learnt:
