@@ -319,6 +319,25 @@ def test_a_removal_logged_as_an_eviction_with_code_1009_is_a_removal(tmp_path: P
         (0, "success"), (1, "evicted"), (1, "removed"), (2, "removed")]
 
 
+def test_an_owners_eviction_of_a_replica_removed_while_idle_stays_an_eviction(tmp_path: Path) -> None:
+    """Seen live (replays at C = 16 and 24, and the CI pool replay): an owner
+    evicts a replica (code 1011), it waits idle, its sibling wins, the reaper
+    removes it — an abort with no evicted event of its own. That abort must not
+    take the owner's eviction back (as a removal's own code-1009 eviction);
+    the live row then counted one eviction fewer than the node logs hold."""
+    log = tmp_path / "n.log"
+    w = EventLogWriter(log)
+    for proc in range(2):
+        w.submit(6, proc, T0, "A")
+        w.execute(6, proc, T0 + 1, "h")
+    w.evict(6, 1, T0 + 4, code=1011, reason="PREEMPT expression evaluated to True")
+    w.terminate(6, 0, T0 + 9, exit_code=0)
+    w.abort(6, 1, T0 + 10)  # the reaper's removal of the idle loser
+    history = rebuild_cluster(read_events(str(log)), 6)
+    assert history.evictions == 1
+    assert sorted((i.replica, i.ended_by) for i in history.invocations) == [(0, "success"), (1, "evicted")]
+
+
 # -- no decision pending for ever -------------------------------------------------------------
 
 def test_a_rescue_pre_closes_the_decision_a_removed_dagman_left_pending(tmp_path: Path) -> None:

@@ -260,7 +260,8 @@ def test_dagman_out_stamps_of_every_second_of_a_split_hour(zone: str) -> None:
 
 
 def _oracle(records: Any, cluster: int, *, now: float | None = None, detail: bool = True) -> tuple[Any, list]:
-    """replay_runs as written before issue 28's second pass (close() per eviction)."""
+    """replay_runs as written before issue 28's second pass (close() per eviction), with
+    issue 27's rule that only a code-1009 eviction is a following abort's own."""
     history = ClusterHistory(cluster=cluster)
     open_runs: dict[int, tuple[float, Any]] = {}
     runs: list[tuple[Any, ...]] = []
@@ -284,6 +285,7 @@ def _oracle(records: Any, cluster: int, *, now: float | None = None, detail: boo
         runs[index] = (replica, host, start, end, ended_by, code)
 
     provisional: dict[int, int] = {}
+    evicted_by: dict[int, Any] = {}
     last_at = None
     count = 0
     for kind, proc, at, value, host in records:
@@ -300,6 +302,7 @@ def _oracle(records: Any, cluster: int, *, now: float | None = None, detail: boo
                 history.evictions += 1
                 if len(runs) > before:
                     provisional[proc] = before
+                    evicted_by[proc] = value
         elif kind == EXECUTE:
             history.procs.add(proc)
             provisional.pop(proc, None)
@@ -322,7 +325,7 @@ def _oracle(records: Any, cluster: int, *, now: float | None = None, detail: boo
                 fail(value)
         elif kind == ABORTED:
             index = provisional.pop(proc, None)
-            if index is not None:
+            if index is not None and evicted_by.get(proc) == 1009:
                 relabel(index, "removed")
                 history.evictions -= 1
             close(proc, at, "removed")
@@ -358,7 +361,7 @@ record = st.tuples(
     st.sampled_from(KINDS + [EVICTED, EVICTED, EVICTED, EXECUTE, EXECUTE, EXECUTE, ABORTED, HELD]),
     st.integers(0, 2),
     st.sampled_from([10.0, 11.0, 12.0, 12.0, 15.0, 9.0]),
-    st.sampled_from([None, 0, 1, REMOVAL_EVICT_CODE, 1022, 1022, "slot1_1@h", "N", 3.5]),
+    st.sampled_from([None, 0, 1, REMOVAL_EVICT_CODE, 1022, 1009, 1009, "slot1_1@h", "N", 3.5]),
     st.sampled_from([None, "h", "g"]),
 )
 
@@ -376,12 +379,22 @@ def test_replay_runs_keeps_the_rules(records: list, detail: bool, now: float | N
 
 
 def test_replay_runs_an_eviction_then_an_abort_is_a_removal() -> None:
+    """A removal with a reason logs its own eviction (code 1009) before the
+    abort; an owner's (1011) or a vacate's (1022) before an abort stays one."""
     records = [(SUBMIT, 0, 1.0, "N", None), (EXECUTE, 1, 2.0, "s", "h"), (EVICTED, 1, 2.5, 1022, None),
-               (EXECUTE, 0, 2.0, "s", "h"), (EVICTED, 0, 3.0, 1022, None), (ABORTED, 0, 4.0, None, None),
+               (EXECUTE, 0, 2.0, "s", "h"), (EVICTED, 0, 3.0, 1009, None), (ABORTED, 0, 4.0, None, None),
                (EXECUTE, 1, 6.0, "s", "g"), (EVICTED, 1, 7.0, REMOVAL_EVICT_CODE, None)]
     history, runs = replay_runs(iter(records), 1)
     assert runs == [(1, "h", 2.0, 2.5, "evicted", None), (0, "h", 2.0, 3.0, "removed", None),
                     (1, "g", 6.0, 7.0, "removed", None)]
+    assert history.evictions == 1 and history.aborted == {0}
+
+
+def test_replay_runs_an_owners_eviction_then_an_idle_removal_stays_an_eviction() -> None:
+    records = [(SUBMIT, 0, 1.0, "N", None), (EXECUTE, 0, 2.0, "s", "h"), (EVICTED, 0, 3.0, 1011, None),
+               (ABORTED, 0, 4.0, None, None)]
+    history, runs = replay_runs(iter(records), 1)
+    assert runs == [(0, "h", 2.0, 3.0, "evicted", None)]
     assert history.evictions == 1 and history.aborted == {0}
 
 

@@ -53,6 +53,13 @@ REMOVAL_EVICT_CODE = 1023
 """``ReasonCode`` of the evicted event HTCondor writes when ``condor_rm``
 stops a running job (an owner eviction or a vacate has another code)."""
 
+REASONED_REMOVAL_EVICT_CODE = 1009
+"""``ReasonCode`` ("Claim deactivated") of the evicted event a removal with
+a reason (``Schedd.act(Remove, …, reason=…)``) writes before its abort: only
+such an eviction is the removal's own. An owner's eviction (1011) or a lost
+shadow (1008) of a replica later removed while idle, with no evicted event
+of its own, stays an eviction."""
+
 # Event type numbers (htcondor2.JobEventType values), kept as ints so that the
 # module does not import htcondor2 just to compare them.
 SUBMIT, EXECUTE, EXECUTABLE_ERROR, EVICTED, TERMINATED = 0, 1, 2, 4, 5
@@ -401,7 +408,9 @@ def replay_runs(
 
     provisional: dict[int, int] = {}
     """Proc → index of its last invocation, ended by an eviction that a
-    following abort may turn into a removal."""
+    following abort may turn into a removal, or a hold into a hold."""
+    evicted_by: dict[int, Any] = {}
+    """Proc → code of the eviction that ended its last invocation."""
     last_at: float | None = None
     procs_add = history.procs.add
     slots = history.slots
@@ -429,6 +438,7 @@ def replay_runs(
                 if started is not None:
                     start = started[0]
                     provisional[proc] = len(runs)
+                    evicted_by[proc] = value
                     append((proc, started[1], start, at if at > start else start, "evicted", None))
         elif kind == EXECUTE:
             procs_add(proc)
@@ -453,9 +463,9 @@ def replay_runs(
                 fail(code)
         elif kind == ABORTED:
             index = pop_provisional(proc, None)
-            if index is not None:
-                # evicted, then aborted with no run in between: a removal
-                # (Schedd.act with a reason logs code 1009, not 1023)
+            if index is not None and evicted_by.get(proc) == REASONED_REMOVAL_EVICT_CODE:
+                # evicted, then aborted with no run in between: the removal's
+                # own eviction (Schedd.act with a reason logs code 1009, not 1023)
                 relabel(index, "removed")
                 evictions -= 1
             close(proc, at, "removed")

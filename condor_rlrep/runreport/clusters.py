@@ -32,6 +32,7 @@ from condor_rlrep.condor.eventlog import (
     HELD,
     POST_SCRIPT_TERMINATED,
     RECONNECT_FAILED,
+    REASONED_REMOVAL_EVICT_CODE,
     REMOVAL_EVICT_CODE,
     SHADOW_EXCEPTION,
     SUBMIT,
@@ -243,10 +244,10 @@ class ClusterEvents:
         :meth:`CompactEvents.replay_records` gives it (a SUBMIT's ``str``)."""
         states: dict[int, str] = {}
         started: dict[int, float] = {}  # proc → start of its open run
-        provisional: set[int] = set()  # procs whose last run an eviction ended (an abort or hold relabels it)
+        provisional: dict[int, Any] = {}  # proc → code of the eviction that ended its last run (an abort or hold may relabel it)
         procs: set[int] = set()
         finished: set[int] = set()  # terminated or aborted
-        pop_started, unmark = started.pop, provisional.discard
+        pop_started, unmark = started.pop, provisional.pop
         node: Any = None
         submit_time: float | None = None
         last_end: float | None = None
@@ -257,16 +258,16 @@ class ClusterEvents:
                 start = pop_started(proc, None)
                 if value == REMOVAL_EVICT_CODE:
                     states[proc] = "removing"
-                    unmark(proc)
+                    unmark(proc, None)
                 else:
                     states[proc] = "idle"
                     evictions += 1
                     if start is not None:
-                        provisional.add(proc)
+                        provisional[proc] = value
             elif kind == EXECUTE:
                 states[proc] = "running"
                 procs.add(proc)
-                unmark(proc)
+                unmark(proc, None)
                 start = pop_started(proc, None)  # a lost end event: the earlier run ends here
                 started[proc] = at
             elif kind == SUBMIT:
@@ -291,8 +292,9 @@ class ClusterEvents:
             elif kind == ABORTED or kind == HELD:
                 states[proc] = "removed" if kind == ABORTED else "held"
                 if proc in provisional:
-                    unmark(proc)
-                    evictions -= 1
+                    # a hold's eviction, or a removal's own (code 1009): not an eviction
+                    if unmark(proc) == REASONED_REMOVAL_EVICT_CODE or kind == HELD:
+                        evictions -= 1
                 if kind == ABORTED:
                     finished.add(proc)
                 start = pop_started(proc, None)
