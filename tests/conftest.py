@@ -33,7 +33,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):
         return
     # the order pytest_collection_modifyitems gives is the order work is
-    # handed out in (xdist would otherwise put the groups with most tests first)
+    # handed out in (xdist would otherwise put the modules with most tests first)
     if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
     if os.environ.get(SHARED):
@@ -54,29 +54,24 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 _shared_key = pytest.StashKey[str]()
 
 
-@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Order and group the tests for xdist's ``--dist loadgroup``.
-
-    * A module's tests that share a module- or class-scoped fixture (a pool of
-      its own, results computed once) and a module's pool tests go to one
-      worker together, in file order, as in a run without xdist: otherwise
-      each worker that got one would build that fixture (a pool) again.
-    * The long tests go first (pool, then slow), so that no worker starts a
-      five-minute test when the others are nearly done; the rest keep their
-      order. Every test still runs; only where and when changes.
+    """Order the tests for xdist's ``--dist loadscope`` (one module's tests on
+    one worker, in file order, as in a run without xdist: a module fixture such
+    as a pool of its own or results computed once is built once). The modules
+    with long tests go first (pool, then slow), so that no worker starts a
+    five-minute module when the others are nearly done. Every test still
+    runs; only where and when changes. (``--dist loadgroup`` would group finer,
+    but xdist 3.8 cannot mark the groups in pytest 9's node ids.)
     """
     def rank(item: pytest.Item) -> int:
         return 0 if item.get_closest_marker("pool") else 1 if item.get_closest_marker("slow") else 2
 
+    modules: dict[str, int] = {}
     for item in items:
         module = item.nodeid.split("::")[0]
-        defs = getattr(getattr(item, "_fixtureinfo", None), "name2fixturedefs", {})
-        shared_fixture = any(d.scope in ("module", "class", "package") for fixturedefs in defs.values()
-                             for d in fixturedefs)
-        if item.get_closest_marker("pool") or shared_fixture:
-            item.add_marker(pytest.mark.xdist_group(module))
-    items.sort(key=rank)  # stable: file order within each rank
+        modules[module] = min(modules.get(module, 2), rank(item))
+    # stable: file order within a module and among modules of one rank
+    items.sort(key=lambda item: modules[item.nodeid.split("::")[0]])
 
 
 @pytest.fixture(scope="session")
