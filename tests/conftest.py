@@ -1,6 +1,6 @@
 """Session fixtures shared by test modules: a throw-away PostgreSQL server
 and the real HTCondor pool; and how the suite is spread over pytest-xdist
-workers (the README's test command runs it with ``-n``).
+workers (``python -m pytest -n 4 --dist loadscope``).
 
 Under xdist every worker is its own session: it starts its own PostgreSQL
 cluster and its own pool when one of its tests asks for them (own temporary
