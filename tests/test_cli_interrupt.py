@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 CLI = str(Path(sys.executable).parent / "condor-rlrep")
+DEFAULT_SIGINT = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
 
 
 def group_members(pgid: int) -> list[int]:
@@ -45,9 +46,13 @@ def start(args: list[str], cwd: Path, **env: str) -> subprocess.Popen[str]:
     # the pool daemons'. A command in its own session then ran at full speed while
     # this test, starved, was still waiting to read its first progress line: a
     # 28-day simulation finished (exit 0) before the Ctrl-C was sent.
+    # SIGINT at its default, as a terminal's foreground job has it: a test run
+    # started in the background of a script (a CI runner's `cmd &`) ignores
+    # SIGINT, every child inherits that across exec, and the command would then
+    # rightly ignore the Ctrl-C. The shim resets it and execs the command (same pid).
     full = {**os.environ, "RLREP_PROGRESS_INTERVAL": "0", **env}
-    return subprocess.Popen([CLI, *args], cwd=cwd, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, process_group=0)
+    return subprocess.Popen([sys.executable, "-c", DEFAULT_SIGINT, CLI, *args], cwd=cwd, env=full,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, process_group=0)
 
 
 def wait_for(condition, timeout: float, what: str) -> None:
