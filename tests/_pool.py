@@ -8,12 +8,18 @@ daemons, DAGMan, every job and every hook run as the unprivileged user
 Everything a test hands to the pool lives under :attr:`Pool.work`, owned by
 that user.
 
+Under pytest-xdist each worker that runs pool tests starts its own pool (its
+own directory and ports, so no test sees another's jobs), and all of them
+share one installed checkout (:func:`shared_install`, made by whichever
+worker needs it first): the hooks only read their venv.
+
 Tests that need it skip, with the reason, when ``../shared/htcondor`` is
 absent or the pool does not start.
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
 import pwd
 import re
@@ -60,15 +66,18 @@ class Pool:
         self.work.mkdir(exist_ok=True)
         self.own(self.work)
 
-    def install(self) -> None:
-        """This checkout into a venv the pool user owns (the hooks DAGMan runs)."""
-        source = self.base / "src"
+    def install(self, into: Path | None = None) -> None:
+        """This checkout into a venv the pool user owns (the hooks DAGMan runs):
+        ``into`` (default: the pool's own folder) gets ``src/`` and ``venv/``."""
+        into = into or self.base
+        self.venv = into / "venv"
+        source = into / "src"
         shutil.copytree(REPO, source, ignore=shutil.ignore_patterns(
             ".git", ".venv", "results", "__pycache__", "*.egg-info", "build", ".hypothesis", ".pytest_cache"))
-        self.own(self.base)
+        self.own(into)
         for argv in (["python3", "-m", "venv", str(self.venv)],
                      [str(self.venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-check", f"{source}[postgresql]"]):
-            done = self.run(argv, cwd=self.base, timeout=900)
+            done = self.run(argv, cwd=into, timeout=900)
             if done.returncode != 0:
                 raise PoolUnavailable(f"{' '.join(argv[:3])} failed: {(done.stderr or done.stdout).strip()[-800:]}")
 
@@ -150,8 +159,10 @@ class Pool:
         raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
-def start_pool() -> Pool:
-    """Start a pool and install the checkout in it (PoolUnavailable: why not)."""
+def start_pool(shared: Path | None = None) -> Pool:
+    """Start a pool and install the checkout in it (PoolUnavailable: why not);
+    with ``shared`` (a folder reachable by the pool user), the install there is
+    made once and used by every pool given the same folder."""
     if not POOL_SCRIPT.exists():
         raise PoolUnavailable(f"{HTCONDOR} is absent")
     if os.geteuid() == 0:
@@ -164,12 +175,36 @@ def start_pool() -> Pool:
     pool = Pool(base)
     try:
         pool.start()
-        pool.install()
+        if shared is None:
+            pool.install()
+        else:
+            shared_install(pool, shared)
     except BaseException:
         pool.stop()
         shutil.rmtree(base, ignore_errors=True)
         raise
     return pool
+
+
+def shared_install(pool: Pool, shared: Path) -> None:
+    """Point ``pool`` at the checkout installed in ``shared``, installing it
+    first if no pool has (under a lock: pytest-xdist workers start their pools
+    at the same time). A failed install is remembered, so that every worker
+    skips with its reason instead of trying again."""
+    failed = shared / "install.failed"
+    with open(shared / "install.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if failed.exists():
+            raise PoolUnavailable(failed.read_text())
+        if (shared / "installed").exists():
+            pool.venv = shared / "venv"
+            return
+        try:
+            pool.install(into=shared)
+        except Exception as err:
+            failed.write_text(str(err) or repr(err))
+            raise
+        (shared / "installed").touch()
 
 
 def dagman_out(dag: Path) -> str:

@@ -1,6 +1,6 @@
 """One Ctrl-C stops every long command at once: the real ``condor-rlrep``
-process (in a session of its own, as a shell's job is) gets SIGINT on its
-whole process group, as a terminal sends it, and must exit 130 within a few
+process (in a process group of its own, as a shell's job is) gets SIGINT on
+its whole process group, as a terminal sends it, and must exit 130 within a few
 seconds with one line saying what it kept, leave no process of its group
 behind, and (a sweep) keep every run that finished.
 
@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 CLI = str(Path(sys.executable).parent / "condor-rlrep")
+DEFAULT_SIGINT = "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
 
 
 def group_members(pgid: int) -> list[int]:
@@ -39,9 +40,19 @@ def group_members(pgid: int) -> list[int]:
 
 
 def start(args: list[str], cwd: Path, **env: str) -> subprocess.Popen[str]:
+    # A process group of its own in the test's session, as a shell's job is — not
+    # a session of its own: Linux schedules each session as one group (autogroup),
+    # and under pytest -n 4 the workers' shared session gets a small share beside
+    # the pool daemons'. A command in its own session then ran at full speed while
+    # this test, starved, was still waiting to read its first progress line: a
+    # 28-day simulation finished (exit 0) before the Ctrl-C was sent.
+    # SIGINT at its default, as a terminal's foreground job has it: a test run
+    # started in the background of a script (a CI runner's `cmd &`) ignores
+    # SIGINT, every child inherits that across exec, and the command would then
+    # rightly ignore the Ctrl-C. The shim resets it and execs the command (same pid).
     full = {**os.environ, "RLREP_PROGRESS_INTERVAL": "0", **env}
-    return subprocess.Popen([CLI, *args], cwd=cwd, env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, start_new_session=True)
+    return subprocess.Popen([sys.executable, "-c", DEFAULT_SIGINT, CLI, *args], cwd=cwd, env=full,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, process_group=0)
 
 
 def wait_for(condition, timeout: float, what: str) -> None:

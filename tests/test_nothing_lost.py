@@ -7,8 +7,10 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -154,7 +156,8 @@ def test_the_broker_survives_hostile_and_vanishing_clients_without_a_traceback(t
 
 
 @pytest.mark.postgres
-def test_400_real_hooks_at_once_through_the_broker_lose_nothing(tmp_path: Path, pg_url: str) -> None:
+def test_400_real_hooks_at_once_through_the_broker_lose_nothing(tmp_path: Path, pg_url: str,
+                                                                 request: pytest.FixtureRequest) -> None:
     """400 real PRE executables started together against one run's broker:
     those the backlog holds are served by it, any refused goes direct; every
     PRE exits 0 and the store holds exactly one decision per node."""
@@ -171,7 +174,12 @@ def test_400_real_hooks_at_once_through_the_broker_lose_nothing(tmp_path: Path, 
     count = 400
     (user / "w.dag").write_text("".join(f"JOB N{i} a.sub\n" for i in range(count))
                                 + 'VARS ALL_NODES rlrep_estimate="60"\n')
-    out = tmp_path / "r" / "w.rlrep.dag"
+    # The run in a short folder: a Unix socket path holds at most 107 bytes,
+    # and a longer run folder (pytest-xdist's temporary paths are) gets no
+    # broker at all — the hooks then open the store themselves, by design.
+    short = Path(tempfile.mkdtemp(prefix="rl-", dir="/tmp"))
+    request.addfinalizer(lambda: shutil.rmtree(short, ignore_errors=True))
+    out = short / "w.rlrep.dag"
     result = instrument(user / "w.dag", out, InstrumentOptions(store=pg_url, policy="agent", max_replicas=3))
     sock = broker_socket(result.context)
     assert sock is not None

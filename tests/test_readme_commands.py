@@ -46,7 +46,7 @@ def is_template(command: str) -> bool:
 # README command -> what this file runs for it, and why when it differs
 SETUP = "python3 -m venv .venv && . .venv/bin/activate && pip install . && "
 MAIN = SETUP + "condor-rlrep sweep paper-figure1 --quick --jobs 2 --out results/quick"
-TESTS = "python3 -m venv .venv && . .venv/bin/activate && pip install '.[test]' && python -m pytest"
+TESTS = "python3 -m venv .venv && . .venv/bin/activate && pip install '.[test]' && python -m pytest -n 4 --dist loadscope"
 ELSEWHERE = {
     TESTS: "tests/test_readme.py: .ci/run runs it verbatim (running the suite inside the suite would recurse)",
     "condor-rlrep sweep paper-figure1 --jobs 2": "the full grid (~40 min): run as the main job's --quick, which resumes",
