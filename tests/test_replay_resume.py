@@ -93,6 +93,32 @@ def test_no_htcondor_is_one_error_line(tmp_path):
     assert os.environ.get("PATH")  # the runner's env did not leak into ours
 
 
+def test_rescore_needs_no_htcondor(tmp_path):
+    """--rescore of kept runs starts no pool, so it runs where HTCondor is
+    not installed; a policy with no kept run still asks for it, in one line."""
+    from condor_rlrep.replay.plan import make_plan
+    from condor_rlrep.sim.run import load_trace
+
+    out = tmp_path / "r"
+    plan = make_plan(load_trace(trace_dir=None, preset="poisson", days=14.0, seed=2010), slots=4,
+                     window_start=282 * 3600.0, window_seconds=4 * 3600.0, compression=60.0, workflows=2, seed=0)
+    (out / "single").mkdir(parents=True)
+    (out / "plan.json").write_text(plan.dumps())
+    (out / "single" / "rows.json").write_text(json.dumps({"policy": "single",
+                                                          "rows": [_row("live").to_json(), _row("simulated").to_json()]}))
+    (out / "single" / "submitted.json").write_text(json.dumps({"origin": 1000.0, "dags": [
+        {"dag": str(out / "single" / f"wf000{i}" / "run.dag"), "cluster": i, "submitted": 5.0 * i} for i in (1, 2)]}))
+    env = {"PATH": str(tmp_path)}  # no condor_master on it
+    args = ["replay", "-o", str(out), "--preset", "poisson", "--workflows", "2", "--policy", "single", "--rescore"]
+    done = CliRunner(env=env).invoke(cli, args, prog_name="condor-rlrep")
+    assert done.exit_code == 0, done.output
+    assert "single: rescored from its files 2/2" in done.stderr and (out / "report.md").exists()
+    more = CliRunner(env=env).invoke(cli, args + ["--policy", "fixed:2"], prog_name="condor-rlrep")
+    assert more.exit_code == 2 and "Traceback" not in more.output
+    assert more.stderr.splitlines()[-1].startswith("condor-rlrep: error: fixed:2 has no kept run to rescore"), more.stderr
+    assert not (out / "fixed-2").exists()
+
+
 def test_the_report_has_the_table_and_the_within_figure(tmp_path):
     from condor_rlrep.replay.render import write_report
 

@@ -66,7 +66,7 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
     report.md, report.html and report.json into -o DIR.  Ctrl-C stops the
     pool; the same command resumes with the policies not done."""
     from condor_rlrep.replay.plan import make_plan
-    from condor_rlrep.replay.pool import find_release
+    from condor_rlrep.replay.pool import PoolError, find_release
     from condor_rlrep.replay.render import write_report
     from condor_rlrep.replay.run import ReplaySettings, run_replay
     from condor_rlrep.sim.run import load_trace
@@ -77,7 +77,12 @@ def replay(out: Path, trace_dir: str | None, preset: str | None, days: float, tr
         from condor_rlrep.policyspec import live_spec
 
         live_spec(policy)  # refuses what instrument refuses, before any pool starts
-    found = find_release(release)
+    try:
+        found = find_release(release)
+    except PoolError:
+        if not rescore or release:
+            raise
+        found = None  # rescoring kept runs starts no pool; a policy still to replay asks for HTCondor then
     trace = load_trace(trace_dir=trace_dir, preset=preset, days=days if preset else None, seed=trace_seed)
     plan = make_plan(trace, slots=slots, window_start=window_start * 3600.0, window_seconds=window_hours * 3600.0,
                      compression=compression, workflows=workflows, seed=seed, pick=pick, workflow=workflow)

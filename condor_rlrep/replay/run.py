@@ -46,7 +46,8 @@ class ReplaySettings:
     phi: float
     seed: int
     negotiation_interval: float
-    release: Path
+    release: Path | None
+    """The HTCondor release folder; None: none found (enough to rescore kept runs)."""
     grace: float = 120.0
     dagman_latency: float | None = None
     """The simulated row's per-level DAGMan latency (s); None: as measured on the policy's live run."""
@@ -90,7 +91,7 @@ def run_replay(out: Path, plan: ReplayPlan, settings: ReplaySettings, *,
     """Every policy's live and simulated rows (replaying those not done yet)."""
     from condor_rlrep.condor.version import detect_dagman_version
     from condor_rlrep.replay.live import SUBMITTED, run_live
-    from condor_rlrep.replay.pool import ReplayPool
+    from condor_rlrep.replay.pool import PoolError, ReplayPool
     from condor_rlrep.replay.workflows import policy_slug, prepare_workflows
 
     out = Path(out).resolve()
@@ -111,6 +112,9 @@ def run_replay(out: Path, plan: ReplayPlan, settings: ReplaySettings, *,
             rows[policy] = done
             say(policy, len(plan.arrivals), len(plan.arrivals), "done before")
             continue
+        if settings.release is None:
+            raise PoolError(f"{policy} has no kept run to rescore and there is no HTCondor to replay it: no "
+                            "condor_master on PATH (give the HTCondor release folder, --condor DIR)")
         folder = out / slug
         if folder.exists():
             shutil.rmtree(folder)  # an interrupted live replay cannot be continued: start it again
