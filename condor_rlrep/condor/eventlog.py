@@ -406,11 +406,9 @@ def replay_runs(
         replica, host, start, end, _was, code = runs[index]
         runs[index] = (replica, host, start, end, ended_by, code)
 
-    provisional: dict[int, int] = {}
-    """Proc → index of its last invocation, ended by an eviction that a
-    following abort may turn into a removal, or a hold into a hold."""
-    evicted_by: dict[int, Any] = {}
-    """Proc → code of the eviction that ended its last invocation."""
+    provisional: dict[int, tuple[int, Any]] = {}
+    """Proc → (index, code) of its last invocation and of the eviction that
+    ended it: a following abort may turn it into a removal, a hold into a hold."""
     last_at: float | None = None
     procs_add = history.procs.add
     slots = history.slots
@@ -437,8 +435,7 @@ def replay_runs(
                 evictions += 1
                 if started is not None:
                     start = started[0]
-                    provisional[proc] = len(runs)
-                    evicted_by[proc] = value
+                    provisional[proc] = (len(runs), value)
                     append((proc, started[1], start, at if at > start else start, "evicted", None))
         elif kind == EXECUTE:
             procs_add(proc)
@@ -462,11 +459,11 @@ def replay_runs(
             if code != 0:
                 fail(code)
         elif kind == ABORTED:
-            index = pop_provisional(proc, None)
-            if index is not None and evicted_by.get(proc) == REASONED_REMOVAL_EVICT_CODE:
+            evicted = pop_provisional(proc, None)
+            if evicted is not None and evicted[1] == REASONED_REMOVAL_EVICT_CODE:
                 # evicted, then aborted with no run in between: the removal's
                 # own eviction (Schedd.act with a reason logs code 1009, not 1023)
-                relabel(index, "removed")
+                relabel(evicted[0], "removed")
                 evictions -= 1
             close(proc, at, "removed")
             history.aborted.add(proc)
@@ -477,9 +474,9 @@ def replay_runs(
             # condor_hold of a running job logs 004 and then 012: that run
             # ended by the hold, which no replica count makes likelier
             history.holds += 1
-            index = pop_provisional(proc, None)
-            if index is not None:
-                relabel(index, "held")
+            evicted = pop_provisional(proc, None)
+            if evicted is not None:
+                relabel(evicted[0], "held")
                 evictions -= 1
             close(proc, at, "held")
         elif kind == RECONNECT_FAILED:

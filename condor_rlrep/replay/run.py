@@ -171,14 +171,13 @@ def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live
     already holds the wait for the match, and the simulator's own wait on
     top would count it twice)."""
     measured = settings.dagman_latency is None
-    workflows = latency_workflows(live) if measured else ()
-    if workflows:
-        return [_replayed_delays_row(policy, plan, settings, live, workflows),
-                simulated_row(policy, plan, side=NO_LATENCY, phi=settings.phi, seed=settings.seed,
-                              negotiation_interval=settings.negotiation_interval)]
-    latency = (measure_latency(live) if measured else settings.dagman_latency) or 0.0
     turnaround = settings.slot_turnaround if settings.slot_turnaround is not None else measured_turnaround(live)
     common = {"phi": settings.phi, "seed": settings.seed, "negotiation_interval": settings.negotiation_interval}
+    workflows = latency_workflows(live) if measured else ()
+    if workflows:
+        return [_replayed_delays_row(policy, plan, settings, live, workflows, turnaround or 0.0),
+                simulated_row(policy, plan, side=NO_LATENCY, **common)]
+    latency = (measure_latency(live) if measured else settings.dagman_latency) or 0.0
     modelled = dict(common, slot_turnaround=turnaround or 0.0, machine_choice="slot-order")
     sim = simulated_row(policy, plan, dagman_latency=latency, **modelled)
     excess = start_excess(live, sim) if measured else 0.0
@@ -199,10 +198,9 @@ def simulated_rows(policy: str, plan: ReplayPlan, settings: ReplaySettings, live
 
 
 def _replayed_delays_row(policy: str, plan: ReplayPlan, settings: ReplaySettings, live: Row,
-                         workflows: tuple[Any, ...]) -> Row:
-    turnaround = settings.slot_turnaround if settings.slot_turnaround is not None else measured_turnaround(live)
+                         workflows: tuple[Any, ...], turnaround: float) -> Row:
     sim = simulated_row(policy, plan, phi=settings.phi, seed=settings.seed, negotiation_interval=0.0,
-                        slot_turnaround=turnaround or 0.0, machine_choice="slot-order",
+                        slot_turnaround=turnaround, machine_choice="slot-order",
                         latency_workflows=workflows, latency_neighbours=settings.latency_neighbours)
     nodes = [node for _, entry in workflows for node in entry]
     sim.extra["latency_model"] = f"live workflows' delays, {settings.latency_neighbours} nearest in arrival"
@@ -217,7 +215,7 @@ def _replayed_delays_row(policy: str, plan: ReplayPlan, settings: ReplaySettings
     sim.extra["negotiation_interval_s"] = 0.0
     # finish − submit − task seconds would hold each run's excess too: not the simulated start wait
     sim.extra["start_wait_mean_s"] = None
-    sim.extra["slot_turnaround_s"] = turnaround or 0.0
+    sim.extra["slot_turnaround_s"] = turnaround
     sim.extra["slot_turnaround_from"] = "given" if settings.slot_turnaround is not None else "measured live"
     return sim
 

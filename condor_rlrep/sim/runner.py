@@ -355,28 +355,25 @@ class WorkflowRunner:
         """Task ``i`` of workflow ``w`` may run: submit it now, or after
         DAGMan's latency (decided then too, as the PRE hook runs then; or,
         with start samples, that much before the submission)."""
+        decided = None
+        samples = self._latency_samples
         if self._measured:
             latency, after, _excess = self._wf_delays[w][i]
             decided = now + latency - after
-            if latency > 0:
-                self.engine.call_at(now + latency, lambda t: self._submit_task(w, i, t, decided))
-            else:
-                self._submit_task(w, i, now, decided)
-            return
-        samples = self._latency_samples
-        if samples:
+        elif samples:
             drawn = int(self._latency_rng.random() * len(samples))  # type: ignore[union-attr]
             latency = samples[drawn]
             if self._start_samples:
                 decided = now + latency - self._start_samples[drawn]
+                # scheduled even when the latency is 0, as it always was (the event order stays)
                 self.engine.call_at(now + latency, lambda t: self._submit_task(w, i, t, decided))
                 return
         else:
             latency = self.dagman_latency
         if latency > 0:
-            self.engine.call_at(now + latency, lambda t: self._submit_task(w, i, t))
+            self.engine.call_at(now + latency, lambda t: self._submit_task(w, i, t, decided))
         else:
-            self._submit_task(w, i, now)
+            self._submit_task(w, i, now, decided)
 
     def _measured_delays(self, tpl: WorkflowTemplate, now: float) -> list[tuple[float, float, float]]:
         """Each task's delays for a workflow arriving ``now``: those of one
