@@ -201,17 +201,21 @@ class IdleOrder:
         (most replica counts stay below the tie) skips that full sort."""
         if count <= 0:
             return [], [], 0
-        self.clock.advance(now)
-        self._take_in()
+        clock = self.clock
+        if now != clock._now:  # the same moment again: no logout to take in
+            clock.advance(now)
+        if self._freed:
+            self._take_in()
         heap = self._heap
         key = self._key
-        last = self.clock.last_list
+        last = clock.last_list
         pos = self._pos
         pop = heapq.heappop
-        push = heapq.heappush
-        taken: list[tuple[float, int]] = []
+        machines: list[int] = []
+        idle: list[float] = []
         bound = math.nan
         tied = False
+        equal = False  # two taken machines equally idle: reorder them below
         while heap:
             k, m = heap[0]
             if key[m] != k:
@@ -225,31 +229,33 @@ class IdleOrder:
             if true != k:  # a session of zero length now (class docstring)
                 pop(heap)
                 key[m] = true
-                push(heap, (true, m))
+                heapq.heappush(heap, (true, m))
                 continue
-            if len(taken) == count:  # the next free machine after the count
-                tied = now - k == bound
+            seconds = now - k
+            if len(machines) == count:  # the next free machine after the count
+                tied = seconds == bound
                 break
             pop(heap)
-            taken.append((k, m))
-            bound = now - k
+            if seconds == bound:
+                equal = True
+            machines.append(m)
+            idle.append(seconds)
+            bound = seconds
         # The machines taken go back through the freed list, not the heap:
         # the caller usually claims them at once, and then they need no entry.
-        freed = self._freed
-        for _k, m in taken:
+        for m in machines:
             key[m] = None
-            freed.append(m)
-        idle = [now - k for k, _ in taken]
-        if len(taken) > 1 and not all(a > b for a, b in zip(idle, idle[1:])):
-            # equal idle times in the order of the free lists
+        self._freed.extend(machines)
+        if equal:  # equal idle times in the order of the free lists
             cls = self._cls
-            taken.sort(key=lambda e: (-(now - e[0]), cls[e[1]], pos[e[1]]))
-            idle = [now - k for k, _ in taken]
-        exact = len(taken)
+            order = sorted(range(len(machines)), key=lambda j: (-idle[j], cls[machines[j]], pos[machines[j]]))
+            machines = [machines[j] for j in order]
+            idle = [idle[j] for j in order]
+        exact = len(machines)
         if tied:  # the machines idle exactly ``bound`` are unsettled
             while exact and idle[exact - 1] == bound:
                 exact -= 1
-        return [m for _, m in taken], idle, exact
+        return machines, idle, exact
 
     def resolve(self, now: float, count: int) -> list[int]:
         """The machines of :meth:`top` when :meth:`top_lazy` left some
