@@ -14,6 +14,7 @@ order as they come and go, so that a choice costs O(k log n), not O(n).
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Sequence
 
 import heapq
@@ -127,9 +128,14 @@ class IdleOrder:
     :meth:`IdleClock.longest_idle` answers for ``engine.free_machines()``,
     without looking at every free machine per query.
 
-    A heap of ``(last logout, machine)`` stands for the free machines. The
+    Entries ``(last logout, machine)`` stand for the free machines. The
     engine appends each machine that becomes free to ``engine.freed``;
-    a query takes those in, then pops from the top. Machines that left the
+    a query takes those in, then takes the smallest keys. Nearly half the
+    machines come free at a logout, so with the newest key yet: those
+    entries queue in key order in a deque (the tail), the rest go into a
+    heap, and the tail's head moves into the heap only when it would be
+    next; most of them are claimed by other jobs before that, so they cost
+    no heap push and pop. Machines that left the
     free set are not removed from the heap at once (the engine does not
     say): their entries are dropped when they surface, or kept for when the
     machine comes back with the same last logout (a machine whose job
@@ -155,8 +161,11 @@ class IdleOrder:
         self._pos: list[int] = engine.pos
         self._cls: list[int] = engine.cls
         self._heap: list[tuple[float, int]] = []
+        self._tail: deque[tuple[float, int]] = deque()
+        self._tail_key = -math.inf
+        """The tail's last key: an entry with a key at least this joins the tail."""
         self._key: list[float | None] = [None] * clock.machines
-        """The key of the heap entry that stands for each machine (None: none)."""
+        """The key of the entry (heap or tail) that stands for each machine (None: none)."""
         self._freed: list[int] = list(engine.free_machines())
         engine.freed = self._freed
         self._limit = 4 * clock.machines + 1024
@@ -166,6 +175,8 @@ class IdleOrder:
         if not freed:
             return
         heap = self._heap
+        tail = self._tail
+        newest = self._tail_key
         key = self._key
         last = self.clock.last_list
         pos = self._pos
@@ -174,12 +185,19 @@ class IdleOrder:
             k = last[m]
             if pos[m] >= 0 and key[m] != k:
                 key[m] = k
-                push(heap, (k, m))
+                if k >= newest:
+                    tail.append((k, m))
+                    newest = k
+                else:
+                    push(heap, (k, m))
+        self._tail_key = newest
         freed.clear()
-        if len(heap) > self._limit:  # mostly dead entries: keep the live ones
+        if len(heap) + len(tail) > self._limit:  # mostly dead entries: keep the live ones
             self._heap = heap = [(k, m) for k, m in heap if key[m] == k and pos[m] >= 0]
             heapq.heapify(heap)
+            self._tail = tail = deque((k, m) for k, m in tail if key[m] == k and pos[m] >= 0)
             live = {m for _, m in heap}
+            live.update(m for _, m in tail)
             for m in range(len(key)):
                 if m not in live:
                     key[m] = None
@@ -207,6 +225,7 @@ class IdleOrder:
         if self._freed:
             self._take_in()
         heap = self._heap
+        tail = self._tail
         key = self._key
         last = clock.last_list
         pos = self._pos
@@ -216,7 +235,11 @@ class IdleOrder:
         bound = math.nan
         tied = False
         equal = False  # two taken machines equally idle: reorder them below
-        while heap:
+        while True:
+            if tail and (not heap or tail[0] < heap[0]):
+                heapq.heappush(heap, tail.popleft())  # the tail's head is next
+            if not heap:
+                break
             k, m = heap[0]
             if key[m] != k:
                 pop(heap)  # superseded by a later entry of m

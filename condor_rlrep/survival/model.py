@@ -325,10 +325,27 @@ def replica_count(
     """``choose_replicas(...).replicas`` for candidate machines idle
     ``idle_seconds`` (best first), without the record of why: the
     simulator's per-task path."""
-    if _single_reason(phi, estimate, len(idle_seconds), hi=hi, reboot_in=reboot_in) is not None:
+    # _single_reason's four cases, then survivals() and replicas_for_target()
+    # fused: the same arithmetic, without a list of buckets and survivals
+    if not 0.0 <= phi < hi or reboot_in < estimate or not len(idle_seconds):
         return 1
-    bucket = model.bucket
-    return replicas_for_target(model.survivals(hour, [bucket(t) for t in idle_seconds], estimate), target)
+    k = model.prior_seconds
+    week = (model._week_evictions + k * model.prior_rate) / (model._week_exposure + k)
+    at_hour = (model._hour_evictions[hour] + k * week) / (model._hour_exposure[hour] + k)
+    t = max(0.0, estimate)
+    evictions = model.evictions[hour]
+    exposure = model.exposure[hour]
+    edges = model.edges
+    exp = math.exp
+    fail = 1.0
+    count = 0
+    for seconds in idle_seconds:
+        b = bisect_right(edges, seconds) if seconds == seconds else len(edges)  # model.bucket
+        fail *= 1.0 - exp(-((evictions[b] + k * at_hour) / (exposure[b] + k)) * t)
+        count += 1
+        if 1.0 - fail >= target:
+            break
+    return count
 
 
 def _single_reason(phi: float, estimate: float, candidates: int, *, hi: float, reboot_in: float) -> str | None:
