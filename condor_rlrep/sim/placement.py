@@ -148,8 +148,9 @@ class IdleOrder:
 
     Equal idle times keep the order of ``engine.free_machines()`` (power
     class, then place in its list), as :meth:`IdleClock.longest_idle` does.
-    When machines of equal idle time straddle the ``count``-th place (at the
-    start of a trace, when many machines have never been used), which of
+    When machines of equal idle time straddle the ``count``-th place (all
+    year: sessions that a room's closing ends end at the same second, and
+    machines never used share an endless idle time), which of
     them are chosen is what numpy's partition in
     :meth:`IdleClock.longest_idle` picks; those machines are named by that
     method (:meth:`resolve`), so that results stay those of every earlier
