@@ -118,15 +118,13 @@ class RidgeArms:
         self.theta = np.zeros((actions, dim))
         self._counts = [0] * actions  # a Python int adds in a tenth of a numpy element's time
         self._prior = np.eye(dim) * (lam * (1.0 - forget))
-        # the per-action views and scratch space of update() and scores(),
+        # the per-action views and scratch space of update() and means_forms(),
         # made once: at 32 features allocation costs more than the arithmetic
         self._rows = list(zip(self.a, self.b, self.inv, self.theta))
         self._square = np.empty((dim, dim))
         self._vector = np.empty(dim)
         self._scaled = np.empty(dim)
         self._stacked = np.empty((actions, dim))
-        self._means = np.empty(actions)
-        self._widths = np.empty(actions)
 
     @property
     def counts(self) -> np.ndarray:
@@ -135,16 +133,17 @@ class RidgeArms:
 
     def means_widths(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per action: the fitted reward ``θᵀx`` and ``√(xᵀA⁻¹x)``."""
-        means, widths = self.scores(x)
-        return means.copy(), widths.copy()
+        means, forms = self.means_forms(x)
+        return np.array(means), np.sqrt(np.maximum(forms, 0.0))
 
-    def scores(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """:meth:`means_widths` in arrays that the next call overwrites."""
-        means, widths = self._means, self._widths
-        np.matmul(self.theta, x, out=means)
-        np.matmul(np.matmul(self.inv, x, out=self._stacked), x, out=widths)
-        np.maximum(widths, 0.0, out=widths)
-        return means, np.sqrt(widths, out=widths)
+    def means_forms(self, x: np.ndarray) -> tuple[list[float], list[float]]:
+        """Per action: ``θᵀx`` and ``xᵀA⁻¹x`` as Python floats, for a
+        decision among a handful of actions that numpy calls would outcost."""
+        # ndarray.dot is the BLAS gemv that @ calls on these shapes, minus
+        # the gufunc's overhead; the stack of inverses stays a matmul, whose
+        # gemv per action a 3-d dot would replace with dots per row
+        return (self.theta.dot(x).tolist(),
+                np.matmul(self.inv, x, out=self._stacked).dot(x).tolist())
 
     def update(self, action: int, x: np.ndarray, reward: float) -> None:
         """Learn ``reward`` for ``action`` (0-based) in context ``x``."""
@@ -156,17 +155,17 @@ class RidgeArms:
             b *= self.forget
         square, vector = self._square, self._vector
         # broadcasting: np.outer's own checks cost more than the product
-        a += np.multiply(x[:, None], x, out=square)
-        b += np.multiply(reward, x, out=vector)
+        a += np.multiply(x[:, None], x, square)
+        b += np.multiply(reward, x, vector)
         if self.forget < 1.0 or count % _REFRESH == 0:
             inv[...] = np.linalg.inv(a)  # forgetting is no rank-one change
         else:
             # Sherman–Morrison: a third of an inverse's cost, a year has
             # ~450 k updates; the exact inverse every _REFRESH bounds the drift
-            v = np.matmul(inv, x, out=vector)
-            scaled = np.divide(v, 1.0 + v @ x, out=self._scaled)
-            inv -= np.multiply(v[:, None], scaled, out=square)
-        np.matmul(inv, b, out=theta)
+            v = inv.dot(x, vector)
+            scaled = np.divide(v, 1.0 + v.dot(x), self._scaled)
+            inv -= np.multiply(v[:, None], scaled, square)
+        inv.dot(b, theta)
 
 
 class ContextRunner(BeyondRunner):
@@ -257,12 +256,23 @@ class ContextPolicy:
 
     def decide(self, x: np.ndarray, limit: int | None = None) -> int:
         """Replicas (1 … R, at most ``limit``) for context ``x``."""
-        means, widths = self.arms.scores(x)
-        if self.thompson:
-            widths *= self.rng.standard_normal(len(widths))
-        scores = np.add(means, np.multiply(self.alpha, widths, out=widths), out=widths)
-        # the array's own argmax: np.argmax's Python wrapper costs as much again
-        return int((scores if limit is None else scores[:limit]).argmax()) + 1
+        means, forms = self.arms.means_forms(x)
+        # every action's normal is drawn, allowed or not, as the stream was
+        noise = self.rng.standard_normal(len(forms)).tolist() if self.thompson else None
+        alpha = self.alpha
+        best, top = 0, math.nan
+        # scalar IEEE arithmetic as numpy's elementwise (max(·, 0) differs
+        # from np.maximum at most in a zero's sign, which no sum or
+        # comparison below sees); the first maximum or first NaN wins, as
+        # in np.argmax
+        for i, (mean, form) in enumerate(zip(means[:limit], forms)):
+            width = math.sqrt(max(form, 0.0))
+            if noise is not None:
+                width = width * noise[i]
+            score = mean + alpha * width
+            if i == 0 or score > top or (score != score and top == top):
+                best, top = i, score
+        return best + 1
 
     def update(self, x: np.ndarray, replicas: int, reward: float) -> None:
         self.arms.update(replicas - 1, x, reward)
