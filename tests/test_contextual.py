@@ -89,6 +89,21 @@ def test_ridge_update_equals_a_hand_computed_ridge():
     np.testing.assert_allclose(widths, [math.sqrt(0.6), math.sqrt(1.5)])
 
 
+def test_a_adds_the_waiting_products_in_their_turn():
+    arms = RidgeArms(2, 2, lam=1.0)
+    arms.update(0, np.array([1.0, 2.0]), 0.0)
+    arms.update(0, np.array([3.0, -1.0]), 0.0)
+    # I + [1 2; 2 4] + [9 −3; −3 1]; action 1 untouched
+    assert arms.a.tolist() == [[[11.0, -1.0], [-1.0, 6.0]], [[1.0, 0.0], [0.0, 1.0]]]
+    xs = np.random.default_rng(5).uniform(-1, 1, (2100, 2)) * [1e-8, 1e8]
+    expected = arms.a[0].copy()
+    for i, x in enumerate(xs):
+        arms.update(0, x, 0.0)
+        expected += x[:, None] * x
+        if i in (0, 700, 2099):  # mid-way, and past two exact inverses
+            assert arms.a[0].tobytes() == expected.tobytes()
+
+
 def test_forgetting_by_hand():
     arms = RidgeArms(1, 1, lam=2.0, forget=0.5)
     arms.update(0, np.array([1.0]), 1.0)  # A = 0.5·2 + 0.5·2 + 1 = 3, b = 1
