@@ -42,8 +42,8 @@ from condor_rlrep.errors import InputError
 from condor_rlrep.sim.beyond import BeyondRunner
 from condor_rlrep.survival.model import DEFAULT_IDLE_EDGES
 
-__all__ = ["CONTEXT_NAMES", "context", "context_array", "context_names", "RidgeArms", "ContextPolicy", "ContextRunner",
-           "build_contextual"]
+__all__ = ["CONTEXT_NAMES", "context", "context_array", "context_names", "RidgeArms", "ContextPolicy",
+           "ContextRunner", "build_contextual"]
 
 CONTEXT_NAMES = ("bias", "day_sin", "day_cos", "day2_sin", "day2_cos", "week_sin", "week_cos",
                  "week2_sin", "week2_cos", "phi", "phi_over_1", "estimate_share", "free", "reboot")
@@ -57,11 +57,11 @@ _DAY = 86400.0
 _MONDAY = 4 * 86400.0  # the local epoch 1970-01-01 was a Thursday
 _TAU = 2.0 * math.pi
 _REFRESH = 1024
+"""Updates of an action between exact inverses (:meth:`RidgeArms.update`)."""
 _CHUNK = 64
 """Waiting contexts whose outer products one numpy call makes (:meth:`RidgeArms._add_waiting`)."""
 _HEAD = len(CONTEXT_NAMES)
 _BUCKETS = len(_BUCKET_NAMES)
-"""Updates of an action between exact inverses (:meth:`RidgeArms.update`)."""
 
 
 def context_names(replicas: int) -> tuple[str, ...]:
@@ -137,7 +137,7 @@ class RidgeArms:
 
     @property
     def a(self) -> np.ndarray:
-        """``A`` per action."""
+        """``A`` per action, the waiting products added first."""
         for action in range(len(self._waiting)):
             self._add_waiting(action)
         return self._a
