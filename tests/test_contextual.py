@@ -89,7 +89,7 @@ def test_ridge_update_equals_a_hand_computed_ridge():
     np.testing.assert_allclose(widths, [math.sqrt(0.6), math.sqrt(1.5)])
 
 
-def test_a_adds_the_waiting_products_in_their_turn():
+def test_a_is_the_sum_of_the_products_in_their_order():
     arms = RidgeArms(2, 2, lam=1.0)
     arms.update(0, np.array([1.0, 2.0]), 0.0)
     arms.update(0, np.array([3.0, -1.0]), 0.0)

@@ -58,8 +58,6 @@ _MONDAY = 4 * 86400.0  # the local epoch 1970-01-01 was a Thursday
 _TAU = 2.0 * math.pi
 _REFRESH = 1024
 """Updates of an action between exact inverses (:meth:`RidgeArms.update`)."""
-_CHUNK = 64
-"""Waiting contexts whose outer products one numpy call makes (:meth:`RidgeArms._add_waiting`)."""
 _HEAD = len(CONTEXT_NAMES)
 _BUCKETS = len(_BUCKET_NAMES)
 
@@ -114,7 +112,7 @@ class RidgeArms:
             raise ValueError(f"ridge needs lam > 0 and 0 < forget <= 1, got {lam!r}, {forget!r}")
         self.lam = float(lam)
         self.forget = float(forget)
-        self._a = np.repeat(np.eye(dim)[None] * lam, actions, axis=0)
+        self.a = np.repeat(np.eye(dim)[None] * lam, actions, axis=0)
         self.b = np.zeros((actions, dim))
         self.inv = np.repeat(np.eye(dim)[None] / lam, actions, axis=0)
         self.theta = np.zeros((actions, dim))
@@ -122,33 +120,11 @@ class RidgeArms:
         self._prior = np.eye(dim) * (lam * (1.0 - forget))
         # the per-action views and scratch space of update() and means_forms(),
         # made once: at 32 features allocation costs more than the arithmetic
-        self._rows = list(zip(self._a, self.b, self.inv, self.theta))
+        self._rows = list(zip(self.a, self.b, self.inv, self.theta))
         self._square = np.empty((dim, dim))
         self._vector = np.empty(dim)
         self._scaled = np.empty(dim)
         self._stacked = np.empty((actions, dim))
-        # without forgetting, A is read only by the exact inverse every
-        # _REFRESH updates: each x waits here until then and its x xᵀ is
-        # added in its turn, the products made for _CHUNK xs per numpy call
-        # (one broadcast product per update cost half of update's arithmetic)
-        self._waiting = list(np.empty((actions, _REFRESH, dim))) if forget == 1.0 else []
-        self._waits = [0] * actions
-        self._outers = np.empty((_CHUNK, dim, dim))
-
-    @property
-    def a(self) -> np.ndarray:
-        """``A`` per action, the waiting products added first."""
-        for action in range(len(self._waiting)):
-            self._add_waiting(action)
-        return self._a
-
-    def _add_waiting(self, action: int) -> None:
-        waits, self._waits[action] = self._waits[action], 0
-        a = self._a[action]
-        for start in range(0, waits, _CHUNK):
-            xs = self._waiting[action][start:min(start + _CHUNK, waits)]
-            for outer in np.multiply(xs[:, :, None], xs[:, None, :], self._outers[:len(xs)]):
-                a += outer  # one at a time: a sum of the products first would round differently
 
     @property
     def counts(self) -> np.ndarray:
@@ -173,21 +149,15 @@ class RidgeArms:
         """Learn ``reward`` for ``action`` (0-based) in context ``x``."""
         a, b, inv, theta = self._rows[action]
         self._counts[action] = count = self._counts[action] + 1
-        square, vector = self._square, self._vector
         if self.forget < 1.0:
             a *= self.forget
             a += self._prior
             b *= self.forget
-            # broadcasting: np.outer's own checks cost more than the product
-            a += np.multiply(x[:, None], x, square)
-        else:
-            waits = self._waits[action]
-            self._waiting[action][waits] = x
-            self._waits[action] = waits + 1
+        square, vector = self._square, self._vector
+        # broadcasting: np.outer's own checks cost more than the product
+        a += np.multiply(x[:, None], x, square)
         b += np.multiply(reward, x, vector)
         if self.forget < 1.0 or count % _REFRESH == 0:
-            if self._waiting:
-                self._add_waiting(action)
             inv[...] = np.linalg.inv(a)  # forgetting is no rank-one change
         else:
             # Sherman–Morrison: a third of an inverse's cost, a year has
