@@ -7,7 +7,7 @@ whole process, import included, and the two result folders are compared
 byte for byte (a change meant to keep behaviour must keep every output).
 
     python benchmarks/ab_sim.py OLD=/path/to/old NEW=/path/to/new \\
-        [--days 28] [--policies single,model:3] [--rounds 4]
+        [--days 28] [--policies single,model:3,linucb:3,alpha=3] [--rounds 4]
 
 Each checkout needs ``.venv`` with itself installed. Prints medians, the
 NEW/OLD ratio per policy and whether the outputs were identical.
@@ -40,6 +40,18 @@ def _same_tree(a: Path, b: Path) -> bool:
     return files_a == files_b and all(filecmp.cmp(a / f, b / f, shallow=False) for f in files_a)
 
 
+def _policies(text: str) -> list[str]:
+    """``linucb:3,alpha=3,single`` → ``linucb:3,alpha=3`` and ``single``: a
+    policy's options share its commas, and no policy name holds an ``=``."""
+    policies: list[str] = []
+    for piece in text.split(","):
+        if "=" in piece and policies:
+            policies[-1] += "," + piece
+        else:
+            policies.append(piece)
+    return policies
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("trees", nargs=2, metavar="LABEL=PATH")
@@ -55,7 +67,7 @@ def main() -> None:
         trace = root / "trace"
         subprocess.run([str(sides[0][1]), "-q", "trace", "generate", "--preset", "newcastle-2010",
                         "--seed", str(args.trace_seed), "--days", str(args.days), "-o", str(trace)], check=True)
-        for policy in args.policies.split(","):
+        for policy in _policies(args.policies):
             cpu: dict[str, list[float]] = {label: [] for label, _ in sides}
             for index in range(args.rounds):
                 for label, exe in (sides if index % 2 == 0 else sides[::-1]):

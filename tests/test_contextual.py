@@ -17,7 +17,7 @@ from condor_rlrep.cli.main import cli
 from condor_rlrep.errors import InputError
 from condor_rlrep.policyspec import live_spec, parse_spec
 from condor_rlrep.sim.config import SimConfig
-from condor_rlrep.sim.contextual import ContextPolicy, RidgeArms, context, context_names
+from condor_rlrep.sim.contextual import ContextPolicy, RidgeArms, context, context_array, context_names
 from condor_rlrep.sim.policies import depends_on_phi
 from condor_rlrep.sim.policy_registry import parse_policy
 from condor_rlrep.sim.run import simulate
@@ -42,6 +42,18 @@ def test_context_by_hand():
     assert clipped[9:11] == [1.0, 1.0]  # φ′ clipped at 2
     assert clipped[14:] == [1.0] + [0.0] * 17  # < 15 min; no machine for replicas 2 and 3: all zero
     assert context(MONDAY, -0.3, 1.0, 0.0, [], False, 1)[9:11] == [0.0, 0.0]
+
+
+def test_context_array_by_hand_at_the_bucket_edges():
+    x = context_array(MONDAY + 6 * 3600.0, 1.5, 0.25, 0.4, [86400.0, 900.0, 899.0], False, 3)
+    assert isinstance(x, np.ndarray) and x.dtype == np.float64 and x.shape == (14 + 3 * 6,)
+    assert x[[0, 9, 10, 11, 12, 13]].tolist() == [1.0, 1.0, 0.5, 0.25, 0.4, 0.0]
+    # an idle time on an edge is in the bucket above it: exactly a day is ≥ 1 day, 15 min is < 1 h
+    names = context_names(3)
+    assert [names[i] for i in np.flatnonzero(x[14:]) + 14] == ["idle1_ge1d", "idle2_lt1h", "idle3_lt15m"]
+    assert x.tolist() == context(MONDAY + 6 * 3600.0, 1.5, 0.25, 0.4, [86400.0, 900.0, 899.0], False, 3)
+    nan = context_array(MONDAY, 0.5, 1.0, 0.0, [math.nan, 10.0], False, 1)  # one replica: idle[1] unused
+    assert nan[14:].tolist() == [0.0] * 5 + [1.0]
 
 
 @settings(max_examples=50, deadline=None)
@@ -72,6 +84,24 @@ def test_ridge_update_equals_a_hand_computed_ridge():
     # xᵀA⁻¹x: (2 − 1 − 1 + 3)/5 = 0.6 and 1 + 0.5
     np.testing.assert_allclose(widths, [math.sqrt(0.6), math.sqrt(1.5)])
     assert arms.counts.tolist() == [2, 1]
+    arms.means_widths(np.array([0.0, 0.0]))  # scores() reuses its arrays; means_widths' results stay
+    np.testing.assert_allclose(means, [-2.8, 0.25])
+    np.testing.assert_allclose(widths, [math.sqrt(0.6), math.sqrt(1.5)])
+
+
+def test_a_is_the_sum_of_the_products_in_their_order():
+    arms = RidgeArms(2, 2, lam=1.0)
+    arms.update(0, np.array([1.0, 2.0]), 0.0)
+    arms.update(0, np.array([3.0, -1.0]), 0.0)
+    # I + [1 2; 2 4] + [9 −3; −3 1]; action 1 untouched
+    assert arms.a.tolist() == [[[11.0, -1.0], [-1.0, 6.0]], [[1.0, 0.0], [0.0, 1.0]]]
+    xs = np.random.default_rng(5).uniform(-1, 1, (2100, 2)) * [1e-8, 1e8]
+    expected = arms.a[0].copy()
+    for i, x in enumerate(xs):
+        arms.update(0, x, 0.0)
+        expected += x[:, None] * x
+        if i in (0, 700, 2099):  # mid-way, and past two exact inverses
+            assert arms.a[0].tobytes() == expected.tobytes()
 
 
 def test_forgetting_by_hand():

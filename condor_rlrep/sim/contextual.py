@@ -31,6 +31,7 @@ lowered the success of everyone's tasks.
 from __future__ import annotations
 
 import math
+from bisect import bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -41,8 +42,8 @@ from condor_rlrep.errors import InputError
 from condor_rlrep.sim.beyond import BeyondRunner
 from condor_rlrep.survival.model import DEFAULT_IDLE_EDGES
 
-__all__ = ["CONTEXT_NAMES", "context", "context_names", "RidgeArms", "ContextPolicy", "ContextRunner",
-           "build_contextual"]
+__all__ = ["CONTEXT_NAMES", "context", "context_array", "context_names", "RidgeArms", "ContextPolicy",
+           "ContextRunner", "build_contextual"]
 
 CONTEXT_NAMES = ("bias", "day_sin", "day_cos", "day2_sin", "day2_cos", "week_sin", "week_cos",
                  "week2_sin", "week2_cos", "phi", "phi_over_1", "estimate_share", "free", "reboot")
@@ -57,6 +58,8 @@ _MONDAY = 4 * 86400.0  # the local epoch 1970-01-01 was a Thursday
 _TAU = 2.0 * math.pi
 _REFRESH = 1024
 """Updates of an action between exact inverses (:meth:`RidgeArms.update`)."""
+_HEAD = len(CONTEXT_NAMES)
+_BUCKETS = len(_BUCKET_NAMES)
 
 
 def context_names(replicas: int) -> tuple[str, ...]:
@@ -79,24 +82,25 @@ def context(local_seconds: float, phi: float, share: float, free: float, idle: S
     almost always survives and one on a machine idle for minutes mostly
     does not, a step that a straight line through idle time (or its log)
     blurs. ``reboot_soon``: the nightly reboot falls before ``now + estimate``."""
+    return context_array(local_seconds, phi, share, free, idle, reboot_soon, replicas).tolist()
+
+
+def context_array(local_seconds: float, phi: float, share: float, free: float, idle: Sequence[float],
+                  reboot_soon: bool, replicas: int) -> np.ndarray:
+    """:func:`context` as a new array, the form the runner keeps per task:
+    building it in place costs half of a list handed to ``np.array``."""
     week = ((local_seconds - _MONDAY) % _WEEK) / _WEEK
     day = (local_seconds % _DAY) / _DAY
     p = min(max(phi, 0.0), 2.0)
-    x = [1.0,
-         math.sin(_TAU * day), math.cos(_TAU * day), math.sin(2 * _TAU * day), math.cos(2 * _TAU * day),
-         math.sin(_TAU * week), math.cos(_TAU * week), math.sin(2 * _TAU * week), math.cos(2 * _TAU * week),
-         min(p, 1.0), p - 1.0 if p > 1.0 else 0.0, share, free, 1.0 if reboot_soon else 0.0]
-    buckets = len(IDLE_EDGES) + 1
-    for i in range(replicas):
-        hot = [0.0] * buckets
-        if i < len(idle):
-            b = 0
-            for edge in IDLE_EDGES:
-                if idle[i] < edge:
-                    break
-                b += 1
-            hot[b] = 1.0
-        x.extend(hot)
+    x = np.zeros(_HEAD + _BUCKETS * replicas)
+    x[:_HEAD] = (1.0,
+                 math.sin(_TAU * day), math.cos(_TAU * day), math.sin(2 * _TAU * day), math.cos(2 * _TAU * day),
+                 math.sin(_TAU * week), math.cos(_TAU * week), math.sin(2 * _TAU * week), math.cos(2 * _TAU * week),
+                 min(p, 1.0), p - 1.0 if p > 1.0 else 0.0, share, free, 1.0 if reboot_soon else 0.0)
+    # bisect_right counts the edges at or below the idle time (a NaN too
+    # lands in the last bucket): the bucket of "first edge it is below"
+    for i in range(min(replicas, len(idle))):
+        x[_HEAD + _BUCKETS * i + bisect_right(IDLE_EDGES, idle[i])] = 1.0
     return x
 
 
@@ -112,32 +116,56 @@ class RidgeArms:
         self.b = np.zeros((actions, dim))
         self.inv = np.repeat(np.eye(dim)[None] / lam, actions, axis=0)
         self.theta = np.zeros((actions, dim))
-        self.counts = np.zeros(actions, dtype=np.int64)
+        self._counts = [0] * actions  # a Python int adds in a tenth of a numpy element's time
         self._prior = np.eye(dim) * (lam * (1.0 - forget))
+        # the per-action views and scratch space of update() and means_forms(),
+        # made once: at 32 features allocation costs more than the arithmetic
+        self._rows = list(zip(self.a, self.b, self.inv, self.theta))
+        self._square = np.empty((dim, dim))
+        self._vector = np.empty(dim)
+        self._scaled = np.empty(dim)
+        self._stacked = np.empty((actions, dim))
+
+    @property
+    def counts(self) -> np.ndarray:
+        """Updates learnt per action."""
+        return np.array(self._counts, dtype=np.int64)
 
     def means_widths(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per action: the fitted reward ``θᵀx`` and ``√(xᵀA⁻¹x)``."""
-        return self.theta @ x, np.sqrt(np.maximum((self.inv @ x) @ x, 0.0))
+        means, forms = self.means_forms(x)
+        return np.array(means), np.sqrt(np.maximum(forms, 0.0))
+
+    def means_forms(self, x: np.ndarray) -> tuple[list[float], list[float]]:
+        """Per action: ``θᵀx`` and ``xᵀA⁻¹x`` as Python floats, for a
+        decision among a handful of actions that numpy calls would outcost."""
+        # ndarray.dot is the BLAS gemv that @ calls on these shapes, minus
+        # the gufunc's overhead; the stack of inverses stays a matmul, whose
+        # gemv per action a 3-d dot would replace with dots per row
+        return (self.theta.dot(x).tolist(),
+                np.matmul(self.inv, x, out=self._stacked).dot(x).tolist())
 
     def update(self, action: int, x: np.ndarray, reward: float) -> None:
         """Learn ``reward`` for ``action`` (0-based) in context ``x``."""
-        a, b, inv = self.a[action], self.b[action], self.inv[action]
-        self.counts[action] += 1
+        a, b, inv, theta = self._rows[action]
+        self._counts[action] = count = self._counts[action] + 1
         if self.forget < 1.0:
             a *= self.forget
             a += self._prior
             b *= self.forget
-        column = x[:, None]  # broadcasting: np.outer's own checks cost more than the product
-        a += column * x
-        b += reward * x
-        if self.forget < 1.0 or self.counts[action] % _REFRESH == 0:
+        square, vector = self._square, self._vector
+        # broadcasting: np.outer's own checks cost more than the product
+        a += np.multiply(x[:, None], x, square)
+        b += np.multiply(reward, x, vector)
+        if self.forget < 1.0 or count % _REFRESH == 0:
             inv[...] = np.linalg.inv(a)  # forgetting is no rank-one change
         else:
             # Sherman–Morrison: a third of an inverse's cost, a year has
             # ~450 k updates; the exact inverse every _REFRESH bounds the drift
-            v = inv @ x
-            inv -= v[:, None] * (v / (1.0 + v @ x))
-        self.theta[action] = inv @ b
+            v = inv.dot(x, vector)
+            scaled = np.divide(v, 1.0 + v.dot(x), self._scaled)
+            inv -= np.multiply(v[:, None], scaled, square)
+        inv.dot(b, theta)
 
 
 class ContextRunner(BeyondRunner):
@@ -148,7 +176,7 @@ class ContextRunner(BeyondRunner):
     def attach(self, engine: Any) -> None:
         super().attach(engine)
         self._decide = self.policy.decide
-        self._update = self.policy.update
+        self._update = self.policy.arms.update  # policy.update without its call
         self._learn = self._learn_context  # the base runner's reward hook
         self._contexts: dict[int, np.ndarray] = {}
         self._share = [[e / r if r > 0 else 1.0 for e, r in
@@ -169,9 +197,9 @@ class ContextRunner(BeyondRunner):
         if phi < 0.0:
             count = 1  # late: see the module docstring; nothing learnt
         else:
-            x = np.array(context(self._local(now), phi, self._share[self.wf_template[w]][node],
-                                 engine.nfree / self._machines, idle,
-                                 engine.next_reboot(now) - now < estimate, R))
+            x = context_array(self._local(now), phi, self._share[self.wf_template[w]][node],
+                              engine.nfree / self._machines, idle,
+                              engine.next_reboot(now) - now < estimate, R)
             # one replica per free machine at most (module docstring); a
             # forced single still teaches action 1 about this context
             count = self._decide(x, len(machines)) if len(machines) > 1 else 1
@@ -188,7 +216,7 @@ class ContextRunner(BeyondRunner):
             engine.submit_many(runtime, k, now, count - placed)
 
     def _learn_context(self, k: int, replicas: int, reward: float) -> None:
-        self._update(self._contexts.pop(k), replicas, reward)
+        self._update(replicas - 1, self._contexts.pop(k), reward)
 
 
 @dataclass
@@ -228,12 +256,23 @@ class ContextPolicy:
 
     def decide(self, x: np.ndarray, limit: int | None = None) -> int:
         """Replicas (1 … R, at most ``limit``) for context ``x``."""
-        means, widths = self.arms.means_widths(x)
-        if self.thompson:
-            widths = widths * self.rng.standard_normal(len(widths))
-        scores = means + self.alpha * widths
-        # the array's own argmax: np.argmax's Python wrapper costs as much again
-        return int((scores if limit is None else scores[:limit]).argmax()) + 1
+        means, forms = self.arms.means_forms(x)
+        # every action's normal is drawn, allowed or not, as the stream was
+        noise = self.rng.standard_normal(len(forms)).tolist() if self.thompson else None
+        alpha = self.alpha
+        best, top = 0, math.nan
+        # scalar IEEE arithmetic as numpy's elementwise (max(·, 0) differs
+        # from np.maximum at most in a zero's sign, which no sum or
+        # comparison below sees); the first maximum or first NaN wins, as
+        # in np.argmax
+        for i, (mean, form) in enumerate(zip(means[:limit], forms)):
+            width = math.sqrt(max(form, 0.0))
+            if noise is not None:
+                width = width * noise[i]
+            score = mean + alpha * width
+            if i == 0 or score > top or (score != score and top == top):
+                best, top = i, score
+        return best + 1
 
     def update(self, x: np.ndarray, replicas: int, reward: float) -> None:
         self.arms.update(replicas - 1, x, reward)
