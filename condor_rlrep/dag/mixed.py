@@ -45,15 +45,23 @@ _MISSING = (None, 1 << 62)  # linkable.get's default: no node, defined after eve
 NUMPY_MIN_EDGES = 4096
 NUMPY_IMPORT_MIN_NODES = 32768
 _second = itemgetter(1)
+_first_letter = itemgetter(0)
+_JOB_KIND = bytes.maketrans(b"JP", b"\1\0")  # a line's first letter -> 1 for JOB, 0 for PARENT
+_EDGE_KIND = bytes.maketrans(b"JP", b"\0\1")
 
 
 def bulk_mixed(p: ParseState, scope: Scope, run: list[str], path: str | None, lineno: int) -> bool:
     """A run of plain ``JOB name file`` and ``PARENT a CHILD b`` lines in any
     order (top scope), as the line-by-line path would take it: every node
     defined at once; the edges left pending (see the module docstring)."""
-    is_job = list(map(str.startswith, run, repeat("JOB ")))
+    # The lines' kinds from their first letters (the caller saw each start with
+    # "JOB " or "PARENT "): C-level string work, not a call per line.
+    heads = "".join(map(_first_letter, run)).encode()
+    is_job = heads.translate(_JOB_KIND)
+    if heads.count(b"J") + heads.count(b"P") != len(run):
+        return False
     job_lines = list(compress(run, is_job))
-    edge_lines = list(compress(run, map(not_, is_job)))
+    edge_lines = list(compress(run, heads.translate(_EDGE_KIND)))
     k = len(edge_lines)
     if not job_lines or not k:
         return False  # a run of one kind: the other bulk paths
@@ -70,7 +78,7 @@ def bulk_mixed(p: ParseState, scope: Scope, run: list[str], path: str | None, li
     names, submits = found
     first = len(p.wf.nodes)
     _define(p, scope, names, submits, compress(count(lineno), is_job), path)
-    batch = EdgeBatch(scope.linkable, words[1::4], words[3::4], bytes(is_job), first, lineno, path)
+    batch = EdgeBatch(scope.linkable, words[1::4], words[3::4], is_job, first, lineno, path)
     p.pending.append(batch)
     scope.deferred.append((MIXED_EDGES, batch, path, lineno))  # pass 2 takes the rest of its edges here
     return True
