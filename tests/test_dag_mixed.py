@@ -167,6 +167,15 @@ def test_a_run_with_extra_blanks_keeps_its_names(blanks):
     assert not calls
 
 
+@pytest.mark.parametrize("numpy_always", [False, True], ids=["as-decided", "numpy"])
+def test_a_runs_names_are_hashed_only_where_a_flush_would_resolve_in_numpy(numpy_always):
+    rng, lines = shuffled_dag(4, 300)  # too few edges for numpy, as decided: dict lookups need the names
+    calls: list[str] = []
+    with resolved_in_numpy(numpy_always), spy(mixed_module.EdgeBatch, "hash_words", calls):
+        assert_same(lines, numpy_always)
+    assert bool(calls) == numpy_always
+
+
 def test_two_names_with_one_hash_take_dict_lookups(monkeypatch):
     rng, lines = shuffled_dag(5, 300)
     real = mixed_module._hashes

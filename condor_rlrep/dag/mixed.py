@@ -83,10 +83,15 @@ def bulk_mixed(p: ParseState, scope: Scope, run: list[str], path: str | None, li
     first = len(p.wf.nodes)
     _define(p, scope, names, submits, compress(count(lineno), is_job), path)
     batch = EdgeBatch(scope.linkable, words[1::4], words[3::4], is_job, first, lineno, path)
-    if "numpy" in sys.modules and blob[0] != " " and blob[-1] != " " and "  " not in blob:
+    batch.pending += p.pending[-1].pending if p.pending else 0
+    if (
+        "numpy" in sys.modules and _in_numpy(batch.pending, len(scope.linkable))
+        and blob[0] != " " and blob[-1] != " " and "  " not in blob
+    ):
         # Hashed while the words are fresh in the cache; then only the text
         # is kept (25 bytes a line, against 130 for two words), which leaves
-        # the memory of the words to the next run's split.
+        # the memory of the words to the next run's split. (Only where a
+        # flush now would resolve in numpy: the dict lookups need the words.)
         batch.hash_words(blob)
     p.pending.append(batch)
     scope.deferred.append((MIXED_EDGES, batch, path, lineno))  # pass 2 takes the rest of its edges here
@@ -98,7 +103,7 @@ class EdgeBatch:
     and hashes) until resolved, then the edges pass 2 takes, in file order."""
 
     __slots__ = ("linkable", "parents", "children", "kinds", "offsets", "first", "lineno", "path",
-                 "pv", "cv", "ends", "table", "text", "hashes", "known")
+                 "pv", "cv", "ends", "table", "text", "hashes", "known", "pending")
 
     def __init__(self, linkable: dict[str, tuple[str, int]], parents: list[str], children: list[str],
                  kinds: bytes, first: int, lineno: int, path: str | None):
@@ -122,6 +127,7 @@ class EdgeBatch:
         self.hashes: Any = None
         # after resolve_in() by hashes: parents and children are the nodes' names, ends their positions
         self.known = False
+        self.pending = len(parents)  # PARENT lines of this batch (bulk_mixed: and of those pending before it)
 
     def hash_words(self, text: str) -> None:
         """Keep ``text`` (the lines joined by single blanks) and the names' hashes instead of the names."""
@@ -262,16 +268,19 @@ class EdgeBatch:
 def resolve_all(p: ParseState, batches: list[EdgeBatch]) -> None:
     """Resolve pending batches in order (they all name nodes of the top scope)."""
     table = None
-    pending = sum(batch.kinds.count(0) for batch in batches)  # their PARENT lines
     linkable = batches[0].linkable
-    n = len(linkable)
-    if pending >= max(NUMPY_MIN_EDGES, n // 4) and ("numpy" in sys.modules or n >= NUMPY_IMPORT_MIN_NODES):
+    if _in_numpy(batches[-1].pending, len(linkable)):
         table = _Table.of(linkable)
     for batch in batches:
         if table is not None and batch.linkable is linkable:
             batch.resolve_in(p, table)
         else:
             batch.resolve(p)
+
+
+def _in_numpy(pending: int, n: int) -> bool:
+    """Whether ``pending`` edge lines naming ``n`` nodes are resolved in numpy."""
+    return pending >= max(NUMPY_MIN_EDGES, n // 4) and ("numpy" in sys.modules or n >= NUMPY_IMPORT_MIN_NODES)
 
 
 def _hashes(np: Any, names: list[str]) -> Any:
