@@ -17,7 +17,8 @@ changes nothing), small ones with dict lookups. With numpy loaded, a batch
 keeps its lines' text and the names' hashes, not the names
 (:meth:`EdgeBatch.hash_words`): hashing them while the split has them in the
 cache, and comparing the text once with the names of the nodes found, cost
-less than keeping 600 000 fresh strings (10^5 nodes) and comparing each.
+less than keeping two fresh strings per line until the flush and comparing
+each (10^5 nodes, 3·10^5 edges: ~0.2 of ~1.1 CPU seconds, measured).
 
 Linkable nodes are never removed and positions grow in file order, so an
 edge's ends were defined before its line exactly when both are linkable
@@ -200,6 +201,7 @@ class EdgeBatch:
         spelled = ["PARENT", "", "CHILD", ""] * len(pn)
         spelled[1::4] = pn
         spelled[3::4] = cn
+        # no name holds a blank (nor does a word of the text): equal texts are equal names
         if " ".join(spelled) != self.text:
             return False  # a hash that only looks like a node's
         self.text = self.hashes = None
