@@ -139,6 +139,43 @@ def test_a_name_whose_hash_is_a_nodes_changes_nothing(monkeypatch, where):
     assert digest(careful, lines)[0] == "DagError"  # PARENT/CHILD: unknown node 'ghost'
 
 
+def test_a_runs_lines_kept_as_text_are_checked_against_the_nodes_names(monkeypatch):
+    """With numpy loaded, a mixed run keeps its PARENT lines as text and the
+    names' hashes (EdgeBatch.hash_words); the text compared with the names
+    of the nodes found catches a hash that only looks like a node's, and the
+    names are split again for the careful ways."""
+    rng, lines = shuffled_dag(3, 300)
+    lines.insert(len(lines) - 5, "PARENT n1 CHILD ghost")  # within the last mixed run
+    real = mixed_module._hashes
+    monkeypatch.setattr(mixed_module, "_hashes", lambda np_, names: real(np_, ["n4" if w == "ghost" else w for w in names]))
+    results: list[bool] = []
+    real_known = mixed_module.EdgeBatch._resolve_known
+    monkeypatch.setattr(mixed_module.EdgeBatch, "_resolve_known",
+                        lambda self, p, table: results.append(real_known(self, p, table)) or results[-1])
+    assert_same(lines, numpy_always=True)
+    assert False in results
+
+
+@pytest.mark.parametrize("blanks", ["PARENT  {} CHILD {}", "PARENT {} CHILD {} "])
+def test_a_run_with_extra_blanks_keeps_its_names(blanks):
+    rng, lines = shuffled_dag(9, 300)
+    lines = [blanks.format(*line.split()[1::2]) if line.startswith("PARENT") and rng.random() < 0.1 else line
+             for line in lines]
+    calls: list[str] = []
+    with spy(mixed_module.EdgeBatch, "hash_words", calls):
+        assert_same(lines, numpy_always=True)
+    assert not calls
+
+
+@pytest.mark.parametrize("numpy_always", [False, True], ids=["as-decided", "numpy"])
+def test_a_runs_names_are_hashed_only_where_a_flush_would_resolve_in_numpy(numpy_always):
+    rng, lines = shuffled_dag(4, 300)  # too few edges for numpy, as decided: dict lookups need the names
+    calls: list[str] = []
+    with resolved_in_numpy(numpy_always), spy(mixed_module.EdgeBatch, "hash_words", calls):
+        assert_same(lines, numpy_always)
+    assert bool(calls) == numpy_always
+
+
 def test_two_names_with_one_hash_take_dict_lookups(monkeypatch):
     rng, lines = shuffled_dag(5, 300)
     real = mixed_module._hashes

@@ -49,8 +49,9 @@ VARS_LINE = re.compile(
 )
 
 
-def run_end(lines: list[str], start: int, prefix: str) -> int:
-    """End of the run of ``lines[start:]`` that start with ``prefix`` (at most :data:`CHUNK` lines).
+def run_end(lines: list[str], start: int, prefix: str | tuple[str, ...]) -> int:
+    """End of the run of ``lines[start:]`` that start with ``prefix`` (or
+    one of the prefixes a tuple gives; at most :data:`CHUNK` lines).
 
     Cost is proportional to the run found (plus a constant), whatever follows
     it: stretches of doubling length are checked at once (a line holds no
@@ -61,11 +62,14 @@ def run_end(lines: list[str], start: int, prefix: str) -> int:
     parse in quadratic time: a short run is tried at almost every line.)
     """
     limit = min(len(lines), start + CHUNK)
+    # no prefix starts another: a line starting with one is counted once
+    needles = ["\n" + one for one in ((prefix,) if isinstance(prefix, str) else prefix)]
     end = start
     step = 4
     while end < limit:
         hi = min(limit, end + step)
-        if ("\n" + "\n".join(lines[end:hi])).count("\n" + prefix) == hi - end:
+        stretch = "\n" + "\n".join(lines[end:hi])
+        if sum(map(stretch.count, needles)) == hi - end:
             end = hi
             step *= 2
             continue
@@ -147,9 +151,9 @@ _JOB_OR_PARENT = ("JOB ", "PARENT ")
 def mixed_end(lines: list[str], start: int) -> int:
     """End of the run of ``lines[start:]`` that start with ``JOB `` or
     ``PARENT `` (at most :data:`CHUNK` lines)."""
-    limit = min(len(lines), start + CHUNK)
-    misses = map(not_, map(str.startswith, lines[start:limit], repeat(_JOB_OR_PARENT)))
-    return next(compress(count(start), misses), limit)
+    # Not a line-by-line scan: in a shuffled file these runs are the whole
+    # file, and a call per line cost more than the runs' joins.
+    return run_end(lines, start, _JOB_OR_PARENT)
 
 
 def _add_known_edges(p: ParseState, pv: list[tuple[str, int]], cv: list[tuple[str, int]]) -> None:
