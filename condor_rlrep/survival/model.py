@@ -164,12 +164,16 @@ class SurvivalModel:
     def hazard(self, hour: int, bucket: int | None) -> float:
         """Evictions per second of a run placed at ``hour`` on ``bucket``
         (None: a machine not known yet, the hour's rate)."""
-        k = self.prior_seconds
-        week = (self._week_evictions + k * self.prior_rate) / (self._week_exposure + k)
-        at_hour = (self._hour_evictions[hour] + k * week) / (self._hour_exposure[hour] + k)
+        at_hour = self.hour_rate(hour)
         if bucket is None:
             return float(at_hour)
+        k = self.prior_seconds
         return float((self.evictions[hour][bucket] + k * at_hour) / (self.exposure[hour][bucket] + k))
+
+    def _at_hour(self, hour: int) -> tuple[float, float, list[float], list[float]]:
+        """What a hazard at ``hour`` is made of: the prior seconds, the
+        hour's rate, and the hour's evictions and exposure per bucket."""
+        return self.prior_seconds, self.hour_rate(hour), self.evictions[hour], self.exposure[hour]
 
     def survival(self, hour: int, bucket: int | None, seconds: float) -> float:
         """Probability that a run of ``seconds`` placed there sees no login."""
@@ -179,12 +183,8 @@ class SurvivalModel:
         """:meth:`survival` of each of ``buckets`` at ``hour`` (the same
         arithmetic, the hour's and the week's rates computed once: the
         simulator asks this once per task)."""
-        k = self.prior_seconds
-        week = (self._week_evictions + k * self.prior_rate) / (self._week_exposure + k)
-        at_hour = (self._hour_evictions[hour] + k * week) / (self._hour_exposure[hour] + k)
+        k, at_hour, evictions, exposure = self._at_hour(hour)
         t = max(0.0, seconds)
-        evictions = self.evictions[hour]
-        exposure = self.exposure[hour]
         exp = math.exp
         return [exp(-(at_hour if b is None else (evictions[b] + k * at_hour) / (exposure[b] + k)) * t)
                 for b in buckets]
@@ -329,12 +329,8 @@ def replica_count(
     # fused: the same arithmetic, without a list of buckets and survivals
     if not 0.0 <= phi < hi or reboot_in < estimate or not len(idle_seconds):
         return 1
-    k = model.prior_seconds
-    week = (model._week_evictions + k * model.prior_rate) / (model._week_exposure + k)
-    at_hour = (model._hour_evictions[hour] + k * week) / (model._hour_exposure[hour] + k)
+    k, at_hour, evictions, exposure = model._at_hour(hour)
     t = max(0.0, estimate)
-    evictions = model.evictions[hour]
-    exposure = model.exposure[hour]
     edges = model.edges
     exp = math.exp
     fail = 1.0
