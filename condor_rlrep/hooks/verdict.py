@@ -92,14 +92,17 @@ def note_dag_change(context: str, settings: Any, state: dict[str, Any], notes: l
 
 def node_history(settings: Any, node: str, args: HookArgs, notes: list[str], offset: int, mark: Any = None) -> Any:
     """The node's cluster rebuilt from the node log (read from PRE's offset
-    when known, the whole log when the cluster is not found there); raises
+    when known, else from ``$CLUSTERID``'s first event; the whole log when
+    the cluster is not found there); raises
     when the log is not the one PRE ``mark``-ed (:mod:`.logmark`)."""
-    from condor_rlrep.condor.eventlog import EventLogError, read_events
+    from condor_rlrep.condor.eventlog import EventLogError, cluster_start, read_events
     from condor_rlrep.hooks.logmark import check_mark
 
     path = settings.node_log_path()
     check_mark(path, offset, mark)
     cluster = args.integer("cluster")
+    if offset <= 0 and cluster is not None and cluster > 0:
+        offset = cluster_start(path, cluster)  # no PRE (fixed:K): skip the other nodes' events
     if offset > 0:
         history = _cluster_history(read_events(path, offset=offset), node, cluster, path, None)
         if history is not None:
