@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from _hookutil import call_script
-from condor_rlrep.condor.eventlog import cluster_start, read_events, rebuild_cluster
+from condor_rlrep.condor.eventlog import read_events, rebuild_cluster
+from condor_rlrep.condor.logseek import cluster_start
 from condor_rlrep.condor.eventlog_writer import EventLogWriter
 from condor_rlrep.instrument import InstrumentOptions, instrument
 from test_fixed_without_pre import figure1

@@ -119,26 +119,6 @@ def read_events(path: str | os.PathLike[str], *, offset: int = 0) -> list[Any]:
         raise EventLogError(f"cannot read node log: {err}", path=text_path) from err
 
 
-def cluster_start(path: str, cluster: int) -> int:
-    """Byte position of the first event of ``cluster`` in the log (its first
-    submit event, whose header is ``000 (CLUSTER.PROC.SUBPROC)``), 0 when
-    none is found or the file cannot be mapped. A POST without PRE's offset
-    (``fixed:K``) reads from there instead of the whole log: the bytes are
-    searched in C, where the bindings parse every event in between (a
-    10,000-node DAG's log: ~1.2 CPU-s per POST, and one POST per node)."""
-    import mmap
-
-    needle = b"000 (%03d." % cluster
-    try:
-        with open(path, "rb") as handle, mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            if data[: len(needle)] == needle:
-                return 0
-            at = data.find(b"\n" + needle)
-    except (OSError, ValueError):  # ValueError: an empty file cannot be mapped
-        return 0
-    return at + 1 if at >= 0 else 0
-
-
 def _event_boundary(path: str, offset: int) -> int | None:
     """Byte position of the first event starting at/after ``offset`` (0: read
     it all, the log was replaced since; None: no complete event there yet)."""

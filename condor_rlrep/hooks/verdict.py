@@ -95,7 +95,8 @@ def node_history(settings: Any, node: str, args: HookArgs, notes: list[str], off
     when known, else from ``$CLUSTERID``'s first event; the whole log when
     the cluster is not found there); raises
     when the log is not the one PRE ``mark``-ed (:mod:`.logmark`)."""
-    from condor_rlrep.condor.eventlog import EventLogError, cluster_start, read_events
+    from condor_rlrep.condor.eventlog import EventLogError, read_events
+    from condor_rlrep.condor.logseek import cluster_start
     from condor_rlrep.hooks.logmark import check_mark
 
     path = settings.node_log_path()
