@@ -208,9 +208,7 @@ class ModelPolicy:
                              reboot_in=reboot_in)
 
     def plan(self, how: int, phi: float, estimate: float, idle: list[float], reboot_in: float, count: int):
-        # initial() written out: this runs once per task
-        k = replica_count(self.model, how, phi, estimate, idle, target=self.target, hi=self.hi,
-                          reboot_in=reboot_in) if self.use_model else 1
+        k = self.initial(how, phi, estimate, idle, reboot_in)
         if not self.reactive or (self.use_model and phi < 0.0):
             return k, 0  # a late workflow stays late: nothing held for it
         return k, self.max_replicas - k

@@ -170,11 +170,6 @@ class SurvivalModel:
         k = self.prior_seconds
         return float((self.evictions[hour][bucket] + k * at_hour) / (self.exposure[hour][bucket] + k))
 
-    def _at_hour(self, hour: int) -> tuple[float, float, list[float], list[float]]:
-        """What a hazard at ``hour`` is made of: the prior seconds, the
-        hour's rate, and the hour's evictions and exposure per bucket."""
-        return self.prior_seconds, self.hour_rate(hour), self.evictions[hour], self.exposure[hour]
-
     def survival(self, hour: int, bucket: int | None, seconds: float) -> float:
         """Probability that a run of ``seconds`` placed there sees no login."""
         return math.exp(-self.hazard(hour, bucket) * max(0.0, seconds))
@@ -183,8 +178,11 @@ class SurvivalModel:
         """:meth:`survival` of each of ``buckets`` at ``hour`` (the same
         arithmetic, the hour's and the week's rates computed once: the
         simulator asks this once per task)."""
-        k, at_hour, evictions, exposure = self._at_hour(hour)
+        k = self.prior_seconds
+        at_hour = self.hour_rate(hour)
         t = max(0.0, seconds)
+        evictions = self.evictions[hour]
+        exposure = self.exposure[hour]
         exp = math.exp
         return [exp(-(at_hour if b is None else (evictions[b] + k * at_hour) / (exposure[b] + k)) * t)
                 for b in buckets]
@@ -325,23 +323,10 @@ def replica_count(
     """``choose_replicas(...).replicas`` for candidate machines idle
     ``idle_seconds`` (best first), without the record of why: the
     simulator's per-task path."""
-    # _single_reason's four cases, then survivals() and replicas_for_target()
-    # fused: the same arithmetic, without a list of buckets and survivals
-    if not 0.0 <= phi < hi or reboot_in < estimate or not len(idle_seconds):
+    if _single_reason(phi, estimate, len(idle_seconds), hi=hi, reboot_in=reboot_in) is not None:
         return 1
-    k, at_hour, evictions, exposure = model._at_hour(hour)
-    t = max(0.0, estimate)
-    edges = model.edges
-    exp = math.exp
-    fail = 1.0
-    count = 0
-    for seconds in idle_seconds:
-        b = bisect_right(edges, seconds) if seconds == seconds else len(edges)  # model.bucket
-        fail *= 1.0 - exp(-((evictions[b] + k * at_hour) / (exposure[b] + k)) * t)
-        count += 1
-        if 1.0 - fail >= target:
-            break
-    return count
+    bucket = model.bucket
+    return replicas_for_target(model.survivals(hour, [bucket(t) for t in idle_seconds], estimate), target)
 
 
 def _single_reason(phi: float, estimate: float, candidates: int, *, hi: float, reboot_in: float) -> str | None:
