@@ -79,31 +79,20 @@ class BeyondRunner(WorkflowRunner):
             return [], []
         return self._idle_order.top(now, count)
 
-    def _top_idle_lazy(self, now: float, count: int) -> tuple[list[int], list[float], int]:
-        """:meth:`_top_idle` as :meth:`IdleOrder.top_lazy` answers: only the
-        first ``exact`` machines are settled; :meth:`IdleOrder.resolve` names
-        all of them (before anything is placed)."""
-        engine = self.engine
-        if count <= 0 or not engine.nfree or not engine._queue_empty():
-            return [], [], 0
-        return self._idle_order.top_lazy(now, count)
-
     def _submit_replicas(self, runtime: float, k: int, now: float, count: int) -> None:
         engine = self.engine
         R = self.policy.max_replicas
-        # _top_idle_lazy written out: this runs once per task
+        # _top_idle written out: this runs once per task
         if engine.nfree and engine._queue_empty():
-            machines, idle, exact = self._idle_order.top_lazy(now, R)
+            machines, idle = self._idle_order.top(now, R)
         else:
-            machines, idle, exact = [], [], 0
+            machines, idle = [], []
         how = hour_of_week(self._local(now))
         count, held = self._plan(how, self._phi[k], self._wf_tpl[self._wf[k]].estimate[self._node[k]], idle,
                                  engine.next_reboot(now) - now, count)
         self._replicas[k] = count
         placed = count if count < len(machines) else len(machines)
         if placed:
-            if placed > exact:
-                machines = self._idle_order.resolve(now, R)
             submit = engine.submit
             bucket = self._bucket
             if bucket is None:

@@ -190,10 +190,10 @@ class ContextRunner(BeyondRunner):
         estimate = self._wf_tpl[w].estimate[node]
         phi = self._phi[k]
         R = self.policy.max_replicas
-        if engine.nfree and engine._queue_empty():  # _top_idle_lazy written out (once per task)
-            machines, idle, exact = self._idle_order.top_lazy(now, R)
+        if engine.nfree and engine._queue_empty():  # _top_idle written out (once per task)
+            machines, idle = self._idle_order.top(now, R)
         else:
-            machines, idle, exact = [], [], 0
+            machines, idle = [], []
         if phi < 0.0:
             count = 1  # late: see the module docstring; nothing learnt
         else:
@@ -207,8 +207,6 @@ class ContextRunner(BeyondRunner):
             self._state[k] = k  # learnable: the runner passes k back to _learn_context
         self._replicas[k] = count
         placed = min(count, len(machines))
-        if placed > exact:
-            machines = self._idle_order.resolve(now, R)
         submit = engine.submit
         for m in machines[:placed]:
             submit(runtime, k, now, m)

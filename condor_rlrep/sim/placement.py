@@ -101,60 +101,46 @@ class IdleClock:
         self.advance(now)
         return self.last[np.asarray(machines, dtype=np.int64)]
 
-    def longest_idle(self, free: Sequence[int], now: float, count: int) -> tuple[np.ndarray, np.ndarray]:
+    def longest_idle(self, free: Sequence[int], now: float, count: int,
+                     classes: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Up to ``count`` of the ``free`` machines, longest idle first, and
-        their idle seconds. Equal idle times keep the order of ``free``,
-        except which of them make the count when they straddle its last
-        place: numpy's ``argpartition`` picks those, and its choice among
-        equal keys differs with the CPU's SIMD level (docs/simulator.md §6)."""
+        their idle seconds. Equal idle times go by power class (``classes``,
+        indexed by machine; none: one class), then machine number: a rule
+        of the model's own, so that the choice is the same on every CPU
+        (numpy's partition picks among equal keys by its SIMD level)."""
         if count <= 0 or not len(free):
             return np.zeros(0, dtype=np.int64), np.zeros(0)
-        # fromiter reads a list of ints a fifth faster than asarray (resolve's free list)
-        ids = np.fromiter(free, np.int64, len(free)) if free.__class__ is list else np.asarray(free, dtype=np.int64)
+        ids = np.asarray(free, dtype=np.int64)
         idle = now - self.last_logout(ids, now)
-        if count == 1:
-            top = np.array([int(np.argmax(idle))])  # the first of the longest
-        elif count < len(ids):
-            # the count largest, then ordered (stable on the free order)
-            top = np.argpartition(-idle, count - 1)[:count]
-            top = top[np.lexsort((top, -idle[top]))]
-        else:
-            top = np.lexsort((np.arange(len(ids)), -idle))
+        power = np.zeros(len(ids), dtype=np.int64) if classes is None else np.asarray(classes, dtype=np.int64)[ids]
+        top = np.lexsort((ids, power, -idle))[:count]
         return ids[top], idle[top]
 
 
 class IdleOrder:
     """The free machines of an :class:`~condor_rlrep.sim.engine.Engine`,
     longest idle first, kept as the engine runs: what
-    :meth:`IdleClock.longest_idle` answers for ``engine.free_machines()``,
-    without looking at every free machine per query.
+    :meth:`IdleClock.longest_idle` answers for ``engine.free_machines()``
+    (with the engine's power classes), without looking at every free
+    machine per query.
 
-    Entries ``(last logout, machine)`` stand for the free machines. The
-    engine appends each machine that becomes free to ``engine.freed``;
-    a query takes those in, then takes the smallest keys. Nearly half the
+    Entries ``(last logout, power class, machine)`` stand for the free
+    machines, so that the smallest entry is the next answer, ties included.
+    The engine appends each machine that becomes free to ``engine.freed``;
+    a query takes those in, then takes the smallest entries. Nearly half the
     machines come free at a logout, so with the newest key yet: those
-    entries queue in key order in a deque (the tail), the rest go into a
-    heap, and the tail's head moves into the heap only when it would be
-    next; most of them are claimed by other jobs before that, so they cost
-    no heap push and pop. Machines that left the
-    free set are not removed from the heap at once (the engine does not
-    say): their entries are dropped when they surface, or kept for when the
-    machine comes back with the same last logout (a machine whose job
-    ended: no owner came). A free machine's last logout does not change
-    while it stays free (a login would take it out of the free set), but
-    for a session of zero length at the query's own moment that the engine
-    has not reached yet; the clock has, so an entry whose key is older than
-    the clock's is pushed again with the right key when it surfaces.
-
-    Equal idle times keep the order of ``engine.free_machines()`` (power
-    class, then place in its list), as :meth:`IdleClock.longest_idle` does.
-    When machines of equal idle time straddle the ``count``-th place (all
-    year: sessions that a room's closing ends end at the same second, and
-    machines never used share an endless idle time), which of
-    them are chosen is what numpy's partition in
-    :meth:`IdleClock.longest_idle` picks; those machines are named by that
-    method (:meth:`resolve`), so that results stay those of every earlier
-    run, and only when the caller places that many (:meth:`top_lazy`).
+    entries queue in order in a deque (the tail), the rest go into a heap,
+    and the tail's head moves into the heap only when it would be next;
+    most of them are claimed by other jobs before that, so they cost no
+    heap push and pop. Machines that left the free set are not removed
+    from the heap at once (the engine does not say): their entries are
+    dropped when they surface, or kept for when the machine comes back
+    with the same last logout (a machine whose job ended: no owner came).
+    A free machine's last logout does not change while it stays free (a
+    login would take it out of the free set), but for a session of zero
+    length at the query's own moment that the engine has not reached yet;
+    the clock has, so an entry whose key is older than the clock's is
+    pushed again with the right key when it surfaces.
     """
 
     def __init__(self, clock: IdleClock, engine) -> None:
@@ -162,10 +148,10 @@ class IdleOrder:
         self._engine = engine
         self._pos: list[int] = engine.pos
         self._cls: list[int] = engine.cls
-        self._heap: list[tuple[float, int]] = []
-        self._tail: deque[tuple[float, int]] = deque()
-        self._tail_key = -math.inf
-        """The tail's last key: an entry with a key at least this joins the tail."""
+        self._heap: list[tuple[float, int, int]] = []
+        self._tail: deque[tuple[float, int, int]] = deque()
+        self._tail_last: tuple[float, int, int] = (-math.inf, -1, -1)
+        """The tail's last entry: an entry not below it joins the tail."""
         self._key: list[float | None] = [None] * clock.machines
         """The key of the entry (heap or tail) that stands for each machine (None: none)."""
         self._freed: list[int] = list(engine.free_machines())
@@ -178,49 +164,40 @@ class IdleOrder:
             return
         heap = self._heap
         tail = self._tail
-        newest = self._tail_key
+        newest = self._tail_last
         key = self._key
         last = self.clock.last_list
         pos = self._pos
+        cls = self._cls
         push = heapq.heappush
         for m in freed:
             k = last[m]
             if pos[m] >= 0 and key[m] != k:
                 key[m] = k
-                if k >= newest:
-                    tail.append((k, m))
-                    newest = k
+                entry = (k, cls[m], m)
+                if entry >= newest:
+                    tail.append(entry)
+                    newest = entry
                 else:
-                    push(heap, (k, m))
-        self._tail_key = newest
+                    push(heap, entry)
+        self._tail_last = newest
         freed.clear()
         if len(heap) + len(tail) > self._limit:  # mostly dead entries: keep the live ones
-            self._heap = heap = [(k, m) for k, m in heap if key[m] == k and pos[m] >= 0]
+            self._heap = heap = [e for e in heap if key[e[2]] == e[0] and pos[e[2]] >= 0]
             heapq.heapify(heap)
-            self._tail = tail = deque((k, m) for k, m in tail if key[m] == k and pos[m] >= 0)
-            live = {m for _, m in heap}
-            live.update(m for _, m in tail)
+            self._tail = tail = deque(e for e in tail if key[e[2]] == e[0] and pos[e[2]] >= 0)
+            live = {e[2] for e in heap}
+            live.update(e[2] for e in tail)
             for m in range(len(key)):
                 if m not in live:
                     key[m] = None
 
     def top(self, now: float, count: int) -> tuple[list[int], list[float]]:
         """Up to ``count`` free machines, longest idle first, and their idle
-        seconds (``now`` − last logout)."""
-        machines, idle, exact = self.top_lazy(now, count)
-        if exact < len(machines):
-            machines = self.resolve(now, count)
-        return machines, idle
-
-    def top_lazy(self, now: float, count: int) -> tuple[list[int], list[float], int]:
-        """:meth:`top`'s idle seconds, its machines where they are settled,
-        and how many leading machines are: all but those of equal idle time
-        straddling the ``count``-th place (class docstring), which only
-        :meth:`resolve` names. The idle seconds are :meth:`top`'s either
-        way, so a caller that needs no more machines than the settled ones
-        (most replica counts stay below the tie) skips that full sort."""
+        seconds (``now`` − last logout). Equal idle times go by power class,
+        then machine number."""
         if count <= 0:
-            return [], [], 0
+            return [], []
         clock = self.clock
         if now != clock._now:  # the same moment again: no logout to take in
             clock.advance(now)
@@ -234,64 +211,30 @@ class IdleOrder:
         pop = heapq.heappop
         machines: list[int] = []
         idle: list[float] = []
-        bound = math.nan
-        tied = False
-        equal = False  # two taken machines equally idle: reorder them below
-        while True:
+        while len(machines) < count:
             if tail and (not heap or tail[0] < heap[0]):
                 heapq.heappush(heap, tail.popleft())  # the tail's head is next
             if not heap:
                 break
-            k, m = heap[0]
+            k, c, m = pop(heap)
             if key[m] != k:
-                pop(heap)  # superseded by a later entry of m
-                continue
+                continue  # superseded by a later entry of m
             if pos[m] < 0:
-                pop(heap)
                 key[m] = None  # no longer free: it comes back through engine.freed
                 continue
             true = last[m]
             if true != k:  # a session of zero length now (class docstring)
-                pop(heap)
                 key[m] = true
-                heapq.heappush(heap, (true, m))
+                heapq.heappush(heap, (true, c, m))
                 continue
-            seconds = now - k
-            if len(machines) == count:  # the next free machine after the count
-                tied = seconds == bound
-                break
-            pop(heap)
-            if seconds == bound:
-                equal = True
             machines.append(m)
-            idle.append(seconds)
-            bound = seconds
+            idle.append(now - k)
         # The machines taken go back through the freed list, not the heap:
         # the caller usually claims them at once, and then they need no entry.
         for m in machines:
             key[m] = None
         self._freed.extend(machines)
-        if equal:  # equal idle times in the order of the free lists
-            cls = self._cls
-            order = sorted(range(len(machines)), key=lambda j: (-idle[j], cls[machines[j]], pos[machines[j]]))
-            machines = [machines[j] for j in order]
-            idle = [idle[j] for j in order]
-        exact = len(machines)
-        if tied:  # the machines idle exactly ``bound`` are unsettled
-            while exact and idle[exact - 1] == bound:
-                exact -= 1
-        return machines, idle, exact
-
-    def resolve(self, now: float, count: int) -> list[int]:
-        """The machines of :meth:`top` when :meth:`top_lazy` left some
-        unsettled: equal idle times across the boundary, where which of them
-        make the count is numpy's partition's choice in
-        :meth:`IdleClock.longest_idle`; ask it the same question (the free
-        set must not have changed since :meth:`top_lazy`)."""
-        engine = self._engine
-        only = engine._only_list  # the free list itself under random choice (no copy)
-        machines, _idle = self.clock.longest_idle(only if only is not None else engine.free_machines(), now, count)
-        return machines.tolist()
+        return machines, idle
 
 
 def hour_of_week(local_seconds: float) -> int:
