@@ -324,10 +324,17 @@ def test_idle_order_answers_as_the_full_sort(seed, grid, choice, policy):
     assert queries  # the runner asked
 
 
-def test_equal_idle_times_go_by_power_class_then_machine_number():
-    """The tie rule is the model's own, not a sort's choice: the same on every CPU."""
+def test_equal_idle_times_go_by_power_class_then_a_fixed_scatter():
+    """The tie rule is the model's own, not a sort's choice: the same on every CPU,
+    and not the machine number (machines are numbered room by room)."""
+    from condor_rlrep.sim.placement import tie_rank
+
+    # Knuth's multiplicative hash by hand: m * 2654435761 mod 2**32
+    assert [tie_rank(m) for m in range(4)] == [0, 2654435761, 1013904226, 3668339987]
+    assert len({tie_rank(m) for m in range(5000)}) == 5000
     clock = IdleClock(np.array([0, 1, 2, 3]), np.array([100.0, 100.0, 100.0, 50.0]), 5)
+    # idle: 4 for ever, 3 150 s, 0/1/2 100 s; ranks 0 < 2 < 1 among 0..2
     classes = [1, 0, 0, 0, 1]
-    assert clock.longest_idle([3, 2, 0, 1, 4], 200.0, 5, classes)[0].tolist() == [4, 3, 1, 2, 0]
-    assert clock.longest_idle([0, 2, 1], 200.0, 2, classes)[0].tolist() == [1, 2]
-    assert clock.longest_idle([2, 1, 0], 200.0, 2)[0].tolist() == [0, 1]  # one class: by number
+    assert clock.longest_idle([3, 2, 0, 1, 4], 200.0, 5, classes)[0].tolist() == [4, 3, 2, 1, 0]
+    assert clock.longest_idle([0, 2, 1], 200.0, 2, classes)[0].tolist() == [2, 1]
+    assert clock.longest_idle([1, 2, 0], 200.0, 2)[0].tolist() == [0, 2]  # one class: by the scatter
