@@ -2,8 +2,8 @@
 
 The anchor is the same simulation under ``single`` and ``fixed:2`` (the
 engine's own random match: one list pick per replica). Ours: ``idle-single``
-(every decision ranks the free machines by idle time: a numpy gather and
-partition over ≈1,000 machines), ``model:3`` (that, plus a survival
+(every decision takes the longest-idle free machines from the order
+``placement.IdleOrder`` keeps as machines come and go), ``model:3`` (that, plus a survival
 estimate per candidate and one record per first invocation) and the
 contextual bandit ``linucb:3,alpha=3`` (that ranking, a 32-feature context,
 two small matrix products per decision and a rank-one ridge update per
