@@ -25,6 +25,8 @@ import numpy as np
 __all__ = ["IdleClock", "IdleOrder", "hour_of_week", "tie_rank"]
 
 _BLOCK = 1 << 16
+_SCATTER = 2654435761
+"""Knuth's multiplicative-hash constant (odd, so ``m·_SCATTER mod 2³²`` is a bijection)."""
 
 
 def tie_rank(machine: int) -> int:
@@ -35,7 +37,7 @@ def tie_rank(machine: int) -> int:
     room's closing frees its machines at one second, so ties by number
     would put a task's replicas in one room, whose owners come and go
     together (a 3-day ``model:3`` run spent 15 % more replica energy so)."""
-    return (machine * 2654435761) & 0xFFFFFFFF
+    return (machine * _SCATTER) & 0xFFFFFFFF
 
 
 class IdleClock:
@@ -124,8 +126,7 @@ class IdleClock:
         ids = np.asarray(free, dtype=np.int64)
         idle = now - self.last_logout(ids, now)
         power = np.zeros(len(ids), dtype=np.int64) if classes is None else np.asarray(classes, dtype=np.int64)[ids]
-        rank = (ids * 2654435761) & 0xFFFFFFFF  # tie_rank, vectorised
-        top = np.lexsort((rank, power, -idle))[:count]
+        top = np.lexsort(((ids * _SCATTER) & 0xFFFFFFFF, power, -idle))[:count]  # tie_rank, vectorised
         return ids[top], idle[top]
 
 
@@ -136,9 +137,9 @@ class IdleOrder:
     (with the engine's power classes), without looking at every free
     machine per query.
 
-    Entries ``(last logout, power class, tie rank, machine)`` stand for the
-    free machines, so that the smallest entry is the next answer, ties
-    included (:func:`tie_rank`).
+    Entries ``(last logout, tie key, machine)`` stand for the free machines,
+    the tie key being the power class above :func:`tie_rank`'s 32 bits, so
+    that the smallest entry is the next answer, ties included.
     The engine appends each machine that becomes free to ``engine.freed``;
     a query takes those in, then takes the smallest entries. Nearly half the
     machines come free at a logout, so with the newest key yet: those
@@ -160,11 +161,10 @@ class IdleOrder:
         self.clock = clock
         self._engine = engine
         self._pos: list[int] = engine.pos
-        self._cls: list[int] = engine.cls
-        self._rank: list[int] = [tie_rank(m) for m in range(clock.machines)]
-        self._heap: list[tuple[float, int, int, int]] = []
-        self._tail: deque[tuple[float, int, int, int]] = deque()
-        self._tail_last: tuple[float, int, int, int] = (-math.inf, -1, -1, -1)
+        self._tie: list[int] = [(c << 32) | tie_rank(m) for m, c in enumerate(engine.cls)]
+        self._heap: list[tuple[float, int, int]] = []
+        self._tail: deque[tuple[float, int, int]] = deque()
+        self._tail_last: tuple[float, int, int] = (-math.inf, -1, -1)
         """The tail's last entry: an entry not below it joins the tail."""
         self._key: list[float | None] = [None] * clock.machines
         """The key of the entry (heap or tail) that stands for each machine (None: none)."""
@@ -182,14 +182,13 @@ class IdleOrder:
         key = self._key
         last = self.clock.last_list
         pos = self._pos
-        cls = self._cls
-        rank = self._rank
+        tie = self._tie
         push = heapq.heappush
         for m in freed:
             k = last[m]
             if pos[m] >= 0 and key[m] != k:
                 key[m] = k
-                entry = (k, cls[m], rank[m], m)
+                entry = (k, tie[m], m)
                 if entry >= newest:
                     tail.append(entry)
                     newest = entry
@@ -198,11 +197,11 @@ class IdleOrder:
         self._tail_last = newest
         freed.clear()
         if len(heap) + len(tail) > self._limit:  # mostly dead entries: keep the live ones
-            self._heap = heap = [e for e in heap if key[e[3]] == e[0] and pos[e[3]] >= 0]
+            self._heap = heap = [e for e in heap if key[e[2]] == e[0] and pos[e[2]] >= 0]
             heapq.heapify(heap)
-            self._tail = tail = deque(e for e in tail if key[e[3]] == e[0] and pos[e[3]] >= 0)
-            live = {e[3] for e in heap}
-            live.update(e[3] for e in tail)
+            self._tail = tail = deque(e for e in tail if key[e[2]] == e[0] and pos[e[2]] >= 0)
+            live = {e[2] for e in heap}
+            live.update(e[2] for e in tail)
             for m in range(len(key)):
                 if m not in live:
                     key[m] = None
@@ -231,7 +230,7 @@ class IdleOrder:
                 heapq.heappush(heap, tail.popleft())  # the tail's head is next
             if not heap:
                 break
-            k, c, r, m = pop(heap)
+            k, t, m = pop(heap)
             if key[m] != k:
                 continue  # superseded by a later entry of m
             if pos[m] < 0:
@@ -240,7 +239,7 @@ class IdleOrder:
             true = last[m]
             if true != k:  # a session of zero length now (class docstring)
                 key[m] = true
-                heapq.heappush(heap, (true, c, r, m))
+                heapq.heappush(heap, (true, t, m))
                 continue
             machines.append(m)
             idle.append(now - k)
