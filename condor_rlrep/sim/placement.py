@@ -7,7 +7,7 @@ later too, or the machine would not be free.) A machine nobody has used
 since the trace began counts as idle for ever; it ranks first.
 
 :class:`IdleClock` keeps each machine's last logout as time advances and
-answers for all free machines with one numpy gather;
+answers for any set of free machines with one numpy gather (the reference);
 :class:`IdleOrder` keeps the free machines of a running engine in that
 order as they come and go, so that a choice costs O(k log n), not O(n).
 """
@@ -68,10 +68,10 @@ class IdleClock:
         self._next = 0
         self._load_block()
         self._now = -np.inf
-        self.last = np.full(machines, -np.inf)
-        """Latest logout so far per machine (``-inf``: none yet), for gathers."""
         self.last_list: list[float] = [-math.inf] * machines
-        """The same as a list, which Python indexes faster one machine at a time."""
+        """Latest logout so far per machine (``-inf``: none yet). A list, not an
+        array: the engine's hot path indexes it one machine at a time, and
+        writing a numpy element per logout cost more than the gathers it saved."""
 
     def _load_block(self) -> None:
         """The next block of logouts as lists (empty lists: none left)."""
@@ -95,12 +95,10 @@ class IdleClock:
         ends = self._end
         n = len(ends)
         while i < n and ends[i] <= now:
-            last = self.last
             last_list = self.last_list
             machine = self._machine
             while i < n and ends[i] <= now:
-                m = machine[i]
-                last[m] = last_list[m] = ends[i]  # in end order: the latest wins
+                last_list[machine[i]] = ends[i]  # in end order: the latest wins
                 i += 1
             self._next = i
             if i == n:  # the block is used up: on to the next one
@@ -112,7 +110,7 @@ class IdleClock:
     def last_logout(self, machines: np.ndarray, now: float) -> np.ndarray:
         """Latest login end ``<= now`` of each machine (``-inf``: none yet)."""
         self.advance(now)
-        return self.last[np.asarray(machines, dtype=np.int64)]
+        return np.array(self.last_list)[np.asarray(machines, dtype=np.int64)]
 
     def longest_idle(self, free: Sequence[int], now: float, count: int,
                      classes: Sequence[int] | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -144,9 +142,8 @@ class IdleOrder:
     a query takes those in, then takes the smallest entries. Nearly half the
     machines come free at a logout, so with the newest key yet: those
     entries queue in order in a deque (the tail), the rest go into a heap,
-    and the tail's head moves into the heap only when it would be next;
-    most of them are claimed by other jobs before that, so they cost no
-    heap push and pop. Machines that left the free set are not removed
+    and a query takes the tail's head directly when it is smaller than the
+    heap's, so a tail entry never costs a heap push and pop. Machines that left the free set are not removed
     from the heap at once (the engine does not say): their entries are
     dropped when they surface, or kept for when the machine comes back
     with the same last logout (a machine whose job ended: no owner came).
@@ -227,10 +224,11 @@ class IdleOrder:
         idle: list[float] = []
         while len(machines) < count:
             if tail and (not heap or tail[0] < heap[0]):
-                heapq.heappush(heap, tail.popleft())  # the tail's head is next
-            if not heap:
+                k, t, m = tail.popleft()  # the tail's head is next: as if pushed and popped
+            elif heap:
+                k, t, m = pop(heap)
+            else:
                 break
-            k, t, m = pop(heap)
             if key[m] != k:
                 continue  # superseded by a later entry of m
             if pos[m] < 0:
