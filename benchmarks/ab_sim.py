@@ -24,6 +24,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from policy_list import split_policies
+
 
 def _cpu(argv: list[str], cwd: Path) -> float:
     proc = subprocess.Popen(argv, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
@@ -38,18 +40,6 @@ def _same_tree(a: Path, b: Path) -> bool:
     files_a = sorted(p.relative_to(a) for p in a.rglob("*") if p.is_file())
     files_b = sorted(p.relative_to(b) for p in b.rglob("*") if p.is_file())
     return files_a == files_b and all(filecmp.cmp(a / f, b / f, shallow=False) for f in files_a)
-
-
-def _policies(text: str) -> list[str]:
-    """``linucb:3,alpha=3,single`` → ``linucb:3,alpha=3`` and ``single``: a
-    policy's options share its commas, and no policy name holds an ``=``."""
-    policies: list[str] = []
-    for piece in text.split(","):
-        if "=" in piece and policies:
-            policies[-1] += "," + piece
-        else:
-            policies.append(piece)
-    return policies
 
 
 def main() -> None:
@@ -67,7 +57,7 @@ def main() -> None:
         trace = root / "trace"
         subprocess.run([str(sides[0][1]), "-q", "trace", "generate", "--preset", "newcastle-2010",
                         "--seed", str(args.trace_seed), "--days", str(args.days), "-o", str(trace)], check=True)
-        for policy in _policies(args.policies):
+        for policy in split_policies(args.policies):
             cpu: dict[str, list[float]] = {label: [] for label, _ in sides}
             for index in range(args.rounds):
                 for label, exe in (sides if index % 2 == 0 else sides[::-1]):

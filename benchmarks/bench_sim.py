@@ -53,6 +53,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from policy_list import split_policies  # noqa: E402
 from sim_heapq_model import run_heapq_model  # noqa: E402
 from sim_model_inputs import ModelOutput, model_input  # noqa: E402
 
@@ -141,7 +142,7 @@ def main() -> None:
         return SimConfig(workflows=(args.workflow,), fraction=fraction, policy=policy, phi=0.1, seed=1,
                          days=args.days)
 
-    for policy in [p.strip() for p in args.policies.split(",") if p.strip()]:
+    for policy in split_policies(args.policies):
         cfg = config(policy)
         # The reference models re-implement single, fixed:K and rl:R; a
         # policy beyond them (model:3, linucb:3) is set against their
