@@ -143,8 +143,9 @@ class IdleOrder:
     machines come free at a logout, so with the newest key yet: those
     entries queue in order in a deque (the tail), the rest go into a heap,
     and a query takes the tail's head directly when it is smaller than the
-    heap's, so a tail entry never costs a heap push and pop. Machines that left the free set are not removed
-    from the heap at once (the engine does not say): their entries are
+    heap's, so a tail entry costs no heap push and pop (but for the re-keying
+    below). Machines that left the free set are not removed from the heap
+    at once (the engine does not say): their entries are
     dropped when they surface, or kept for when the machine comes back
     with the same last logout (a machine whose job ended: no owner came).
     A free machine's last logout does not change while it stays free (a
